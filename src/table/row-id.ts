@@ -1,0 +1,46 @@
+/**
+ * `_row_id`: the integer every row carries, 0..n-1 in the order the tool
+ * returned the rows. It is always the first column of a cached body and the
+ * first key of every row we emit.
+ */
+import { Field, Int32, RecordBatch, Schema, Struct, Table, makeData, type Data } from 'apache-arrow';
+
+/** The name of the row identifier column. */
+export const ROW_ID = '_row_id';
+
+/** The Arrow field of the row identifier: Int32, never null. */
+export const ROW_ID_FIELD = new Field(ROW_ID, new Int32(), false);
+
+/** Int32 data holding `start, start+1, ..., start+length-1`. */
+export function rowIdData(start: number, length: number): Data<Int32> {
+  const ids = new Int32Array(length);
+  for (let i = 0; i < length; i++) ids[i] = start + i;
+  return makeData({ type: new Int32(), length, nullCount: 0, data: ids });
+}
+
+/**
+ * Returns `table` with `_row_id` (Int32, 0..n-1) as its first column. An
+ * existing `_row_id` column is replaced: ids are positions, never user data.
+ * Column buffers of the other columns are shared, not copied.
+ */
+export function withRowIds(table: Table): Table {
+  const fields = table.schema.fields.filter((f) => f.name !== ROW_ID);
+  const schema = new Schema([ROW_ID_FIELD, ...fields], table.schema.metadata);
+  const keep = table.schema.fields.map((f, i) => (f.name === ROW_ID ? -1 : i)).filter((i) => i >= 0);
+  const batches: RecordBatch[] = [];
+  let start = 0;
+  for (const batch of table.batches) {
+    const children = [rowIdData(start, batch.numRows), ...keep.map((i) => batch.data.children[i])];
+    const data = makeData({ type: new Struct(schema.fields), length: batch.numRows, nullCount: 0, children });
+    batches.push(new RecordBatch(schema, data));
+    start += batch.numRows;
+  }
+  if (batches.length === 0) return new Table(schema);
+  return new Table(schema, batches);
+}
+
+/** True when `table` starts with an Int32 `_row_id` column. */
+export function hasRowIds(table: Table): boolean {
+  const first = table.schema.fields[0];
+  return first !== undefined && first.name === ROW_ID && first.type instanceof Int32;
+}
