@@ -1,0 +1,141 @@
+/**
+ * The default BodyStore: bodies held in this process as SharedArrayBuffer IPC,
+ * each behind a single-use token with a TTL and a shared byte budget.
+ *
+ * Single use is committed on completion (SPEC 3.4): `lease` marks the entry in
+ * flight (a second lease gets 409), `commit` deletes it, `release` returns it.
+ * The check-and-mark in `lease` runs without an await, so it is atomic on the
+ * event loop.
+ */
+import type { Table } from 'apache-arrow';
+import { S2SPError } from '../errors.js';
+import type { BodyLease, BodyStore, CachedBody, PutResult, StoreStats } from './body-store.js';
+import { sharedIpcFromTable, tableFromSharedIpc } from './ipc-body.js';
+import { mintToken } from './token.js';
+
+/** Default time to live of an entry: 10 minutes. */
+export const DEFAULT_TTL_MS = 10 * 60 * 1000;
+/** Default byte budget of a MemoryStore: 1 GiB. */
+export const DEFAULT_MAX_BYTES = 1024 * 1024 * 1024;
+
+/** Options of {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /** Time to live of each entry in milliseconds (default 600,000). */
+  ttlMs?: number;
+  /** Budget for all entries together, in bytes (default 1 GiB). */
+  maxBytes?: number;
+  /**
+   * BENCHMARKS ONLY. `false` keeps entries after a complete transfer, so a
+   * load generator can hit one token repeatedly. Never use it in production:
+   * it breaks the single-use guarantee of SPEC 3.4.
+   */
+  singleUse?: boolean;
+  /** Called when an entry is removed, with why (for metrics and tests). */
+  onEvict?: (reason: 'consumed' | 'expired' | 'closed') => void;
+}
+
+interface Entry {
+  readonly body: CachedBody;
+  readonly expiresAt: number;
+  readonly timer: NodeJS.Timeout;
+  inFlight: boolean;
+  expired: boolean;
+}
+
+/** In-process BodyStore with TTL, byte budget and single use committed on completion. */
+export class MemoryStore implements BodyStore {
+  readonly ttlMs: number;
+  readonly maxBytes: number;
+  readonly singleUse: boolean;
+  private readonly entries = new Map<string, Entry>();
+  private readonly onEvict?: MemoryStoreOptions['onEvict'];
+  private bytes = 0;
+  private closed = false;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.ttlMs = positive(options.ttlMs ?? DEFAULT_TTL_MS, 'ttlMs');
+    this.maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BYTES, 'maxBytes');
+    this.singleUse = options.singleUse ?? true;
+    this.onEvict = options.onEvict;
+  }
+
+  async put(table: Table, options: { ttlMs?: number } = {}): Promise<PutResult> {
+    if (this.closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
+    const ipc = sharedIpcFromTable(table);
+    if (this.bytes + ipc.byteLength > this.maxBytes) {
+      throw new S2SPError(
+        'S2SP_ERR_CACHE_FULL',
+        `the body cache is full: this body needs ${ipc.byteLength} bytes, ${this.maxBytes - this.bytes} of ${this.maxBytes} are free; ` +
+          'fetch or let expire earlier results, or request fewer rows',
+      );
+    }
+    const body: CachedBody = { table: tableFromSharedIpc(ipc), ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
+    const token = mintToken();
+    const ttlMs = positive(options.ttlMs ?? this.ttlMs, 'ttlMs');
+    // unref: a pending expiry must never keep the process alive.
+    const timer = setTimeout(() => this.expire(token), ttlMs).unref();
+    const expiresAt = Date.now() + ttlMs;
+    this.entries.set(token, { body, expiresAt, timer, inFlight: false, expired: false });
+    this.bytes += body.byteLength;
+    return { token, expiresAt };
+  }
+
+  async lease(token: string): Promise<BodyLease> {
+    const entry = this.entries.get(token);
+    if (entry === undefined || entry.expired || Date.now() >= entry.expiresAt) {
+      throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
+    }
+    if (entry.inFlight) throw new S2SPError('S2SP_ERR_TOKEN_IN_FLIGHT');
+    entry.inFlight = true;
+    let settled = false;
+    const settle = (consume: boolean) => {
+      if (settled) return;
+      settled = true;
+      entry.inFlight = false;
+      if (this.entries.get(token) !== entry) return;
+      if (consume && this.singleUse) this.remove(token, 'consumed');
+      else if (entry.expired) this.remove(token, 'expired');
+    };
+    return {
+      body: entry.body,
+      commit: async () => settle(true),
+      release: async () => settle(false),
+    };
+  }
+
+  async has(token: string): Promise<boolean> {
+    const entry = this.entries.get(token);
+    return entry !== undefined && !entry.expired && Date.now() < entry.expiresAt;
+  }
+
+  async stats(): Promise<StoreStats> {
+    return { entries: this.entries.size, bytes: this.bytes, maxBytes: this.maxBytes };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const token of [...this.entries.keys()]) this.remove(token, 'closed');
+  }
+
+  /** Expiry: drop the entry now, or when its in-flight transfer ends. */
+  private expire(token: string): void {
+    const entry = this.entries.get(token);
+    if (entry === undefined) return;
+    entry.expired = true;
+    if (!entry.inFlight) this.remove(token, 'expired');
+  }
+
+  private remove(token: string, reason: 'consumed' | 'expired' | 'closed'): void {
+    const entry = this.entries.get(token);
+    if (entry === undefined) return;
+    clearTimeout(entry.timer);
+    this.entries.delete(token);
+    this.bytes -= entry.body.byteLength;
+    this.onEvict?.(reason);
+  }
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
+  return value;
+}

@@ -1,0 +1,27 @@
+/**
+ * Tokens are bearer capabilities: 32 bytes from the CSPRNG, base64url without
+ * padding (43 characters). They never reach a log in full.
+ */
+import { randomBytes } from 'node:crypto';
+
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/** Mints a fresh token: 32 random bytes, base64url, no padding. */
+export function mintToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** True when `value` has a token's shape (it may still be unknown). */
+export function isWellFormedToken(value: string): boolean {
+  return TOKEN_PATTERN.test(value);
+}
+
+/** The loggable form of a token: its first 6 characters. */
+export function redactToken(token: string): string {
+  return `${token.slice(0, 6)}…`;
+}
+
+/** Replaces anything token-shaped after `/s2sp/data/` in a URL or path with its redacted form. */
+export function redactTokensInUrl(url: string): string {
+  return url.replace(/(\/s2sp\/data\/)([^/?#]{7,})/g, (_m, prefix: string, token: string) => prefix + redactToken(token));
+}

@@ -1,0 +1,120 @@
+/**
+ * The data plane as a fastify plugin (SPEC 3): `POST /s2sp/data/:token` and
+ * `GET /s2sp/health`. Mount it on your own app, with your own prefix and
+ * logger; it brings its own JSON body parser and error handler, encapsulated
+ * so they do not leak into the rest of the app.
+ *
+ * Order of checks on a fetch: body shape (400) and Accept (406) first, then
+ * the lease (404/409), then ids and columns against the body (400, lease
+ * released), then the stream; the lease is committed only once the response
+ * was written in full and released on any failure, so a 4xx or a dropped
+ * transfer never consumes the token.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { BodyLease, BodyStore } from '../cache/body-store.js';
+import { isWellFormedToken } from '../cache/token.js';
+import { S2SPError } from '../errors.js';
+import { jsonBodyChunks } from '../table/json-encoding.js';
+import { projectColumns, selectRows } from '../table/select.js';
+import { errorForReply } from './error-reply.js';
+import { parseFetchRequest, resolveFetch } from './fetch-request.js';
+import { dataPlaneLogSerializers } from './log-serializers.js';
+import { negotiateFormat, type NegotiationSupport } from './negotiate.js';
+
+/** Default limit of a fetch request body: 16 MiB (a million row ids fit). */
+export const DEFAULT_REQUEST_BODY_LIMIT = 16 * 1024 * 1024;
+
+/** Options of {@link s2spDataPlane}. */
+export interface DataPlaneOptions {
+  /** The store the resource tools write to. */
+  store: BodyStore;
+  /** Largest accepted request body in bytes (default 16 MiB); larger gets 413. */
+  bodyLimit?: number;
+}
+
+const SUPPORT: NegotiationSupport = { arrow: false, lz4: false };
+
+/** The data-plane fastify plugin. */
+export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, options) => {
+  const { store } = options;
+  const bodyLimit = options.bodyLimit ?? DEFAULT_REQUEST_BODY_LIMIT;
+
+  // Our own JSON parser: an empty body means {} (SPEC 3.1), and every other
+  // media type is left unparsed so fastify answers 415.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (_req, raw, done) => {
+    const text = (raw as Buffer).toString('utf8');
+    if (text.trim() === '') return done(null, {});
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', 'request body is not valid JSON'), undefined);
+    }
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const wire = errorForReply(error);
+    if (wire.status >= 500) request.log.error({ err: error }, 'data plane failure');
+    if (reply.sent || reply.raw.headersSent) {
+      reply.raw.destroy();
+      return;
+    }
+    return reply.code(wire.status).type('application/json; charset=utf-8').send(wire.toJSON());
+  });
+
+  const routeOptions = { logSerializers: dataPlaneLogSerializers, bodyLimit };
+
+  app.post<{ Params: { token: string } }>('/s2sp/data/:token', routeOptions, async (request, reply) => {
+    const fetchRequest = parseFetchRequest(request.body);
+    const format = negotiateFormat(request.headers.accept, SUPPORT);
+    const token = request.params.token;
+    if (!isWellFormedToken(token)) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
+    const lease = await store.lease(token);
+    try {
+      const resolved = resolveFetch(fetchRequest, lease.body.table);
+      const table = projectColumns(selectRows(lease.body.table, resolved.sortedIds), resolved.columns);
+      settleWithResponse(reply, lease);
+      if (format.kind === 'json') {
+        reply.type('application/json; charset=utf-8');
+        return reply.send(Readable.from(jsonBodyChunks(table)));
+      }
+      throw new S2SPError('S2SP_ERR_ACCEPT_UNSUPPORTED');
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
+  });
+
+  // Everything else under /s2sp/data/ gets our error document, and goes
+  // through the redacting serializers instead of fastify's 404 log line,
+  // which prints the full URL.
+  app.all('/s2sp/data/*', routeOptions, async (request) => {
+    const rest = (request.params as { '*': string })['*'];
+    if (request.method !== 'POST' && isWellFormedToken(rest)) {
+      throw new S2SPError('S2SP_ERR_METHOD_NOT_ALLOWED', `use POST on a resource_url, not ${request.method}`);
+    }
+    throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
+  });
+
+  app.get('/s2sp/health', async () => {
+    const stats = await store.stats();
+    return { status: 'ok', entries: stats.entries, bytes: stats.bytes };
+  });
+};
+
+/**
+ * Commits the lease once the response was written in full ('finish'), and
+ * releases it if the connection closes first or the stream fails.
+ */
+function settleWithResponse(reply: FastifyReply, lease: BodyLease): void {
+  const res = reply.raw;
+  let finished = false;
+  res.once('finish', () => {
+    finished = true;
+    void lease.commit();
+  });
+  res.once('close', () => {
+    if (!finished) void lease.release();
+  });
+}

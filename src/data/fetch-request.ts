@@ -1,0 +1,96 @@
+/**
+ * The fetch request body (SPEC 3.1), checked in two steps: its shape before
+ * the token is leased, its ids and columns against the body after. Both steps
+ * throw 400s, and a 400 never consumes the token.
+ */
+import type { Table } from 'apache-arrow';
+import { S2SPError, listForMessage } from '../errors.js';
+import { ROW_ID } from '../table/row-id.js';
+import { sortedUniqueIds } from '../table/select.js';
+
+/** A fetch request whose shape is valid. */
+export interface FetchRequest {
+  /** Requested row ids as sent; undefined means every row. */
+  readonly rowIds?: readonly number[];
+  /** Requested columns as sent; undefined means every column. */
+  readonly columns?: readonly string[];
+}
+
+/** A fetch request checked against the body: ids ascending and unique, columns existing. */
+export interface ResolvedFetch {
+  readonly sortedIds?: number[];
+  readonly columns?: string[];
+}
+
+/**
+ * Checks the shape of a parsed request body.
+ * @throws S2SPError 400 codes for a body that is not an object, or ids/columns of the wrong type
+ */
+export function parseFetchRequest(body: unknown): FetchRequest {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', `request body must be a JSON object, got ${describe(body)}`);
+  }
+  const { row_ids: rowIds, columns } = body as { row_ids?: unknown; columns?: unknown };
+  const out: { rowIds?: number[]; columns?: string[] } = {};
+  if (rowIds !== undefined && rowIds !== null) {
+    if (!Array.isArray(rowIds)) {
+      throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', `row_ids must be an array of integers, got ${describe(rowIds)}`);
+    }
+    const bad = rowIds.filter((id) => !Number.isInteger(id) || (id as number) < 0);
+    if (bad.length > 0) {
+      throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', `row_ids must be non-negative integers; bad values: ${listForMessage(bad)}`);
+    }
+    if (rowIds.length > 0) out.rowIds = rowIds as number[];
+  }
+  if (columns !== undefined && columns !== null) {
+    if (!Array.isArray(columns)) {
+      throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', `columns must be an array of strings, got ${describe(columns)}`);
+    }
+    const bad = columns.filter((c) => typeof c !== 'string');
+    if (bad.length > 0) {
+      throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', `columns must be strings; bad values: ${listForMessage(bad)}`);
+    }
+    if (columns.length > 0) out.columns = columns as string[];
+  }
+  return out;
+}
+
+/**
+ * Checks a request against the cached body.
+ * @throws S2SPError 400 codes for ids out of range or unknown columns
+ */
+export function resolveFetch(request: FetchRequest, table: Table): ResolvedFetch {
+  const total = table.numRows;
+  let sortedIds: number[] | undefined;
+  if (request.rowIds !== undefined) {
+    const bad = request.rowIds.filter((id) => id >= total);
+    if (bad.length > 0) {
+      throw new S2SPError(
+        'S2SP_ERR_REQUEST_ROW_IDS_INVALID',
+        `row_ids must be in [0, ${total}); out of range: ${listForMessage(bad)}`,
+      );
+    }
+    sortedIds = sortedUniqueIds(request.rowIds);
+  }
+  let columns: string[] | undefined;
+  if (request.columns !== undefined) {
+    const known = new Set(table.schema.fields.map((f) => f.name));
+    const unknown = request.columns.filter((c) => !known.has(c));
+    if (unknown.length > 0) {
+      const available = table.schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
+      throw new S2SPError(
+        'S2SP_ERR_REQUEST_COLUMNS_INVALID',
+        `unknown columns: ${listForMessage(unknown)}; available: ${listForMessage(available, 40)}`,
+      );
+    }
+    columns = [...request.columns];
+  }
+  return { sortedIds, columns };
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (value === null) return 'null';
+  return `a ${typeof value}`;
+}
