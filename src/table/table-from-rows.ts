@@ -32,19 +32,29 @@ type Row = Record<string, unknown>;
 /** Largest byte length a Utf8 column's Int32 offsets can address. */
 const MAX_UTF8_BYTES = 0x7fffffff;
 
+/** Options of {@link tableFromRows}. */
+export interface TableFromRowsOptions {
+  /**
+   * `false` (default): `_row_id` is the row's position and any incoming
+   * `_row_id` key is ignored (a resource tool's rows). `true`: every row must
+   * carry an integer `_row_id`, which is kept (rows fetched from a body).
+   */
+  preserveRowIds?: boolean;
+}
+
 /**
- * Converts rows to an Arrow Table: `_row_id` (Int32, 0..n-1) first, then every
- * column in first-seen order. A key a row lacks becomes null. An incoming
- * `_row_id` key is ignored: ids are positions.
+ * Converts rows to an Arrow Table: `_row_id` (Int32) first, then every column
+ * in first-seen order. A key a row lacks becomes null.
  *
  * @param rows an array of plain objects
- * @throws S2SPError `S2SP_ERR_TABLE_INVALID` when an element is not a plain object
+ * @throws S2SPError `S2SP_ERR_TABLE_INVALID` when an element is not a plain object,
+ *   or, with `preserveRowIds`, lacks an integer `_row_id`
  */
-export function tableFromRows(rows: readonly unknown[]): Table {
+export function tableFromRows(rows: readonly unknown[], options: TableFromRowsOptions = {}): Table {
   const observers = observeColumns(rows);
   const n = rows.length;
   const fields: Field[] = [ROW_ID_FIELD];
-  const children: Data[] = [rowIdData(0, n)];
+  const children: Data[] = [options.preserveRowIds ? rowIdsFromRows(rows as readonly Row[]) : rowIdData(0, n)];
   for (const observer of observers) {
     const built = buildColumn(rows as readonly Row[], observer);
     fields.push(built.field);
@@ -75,6 +85,18 @@ function observeColumns(rows: readonly unknown[]): ColumnObserver[] {
     }
   }
   return ordered;
+}
+
+function rowIdsFromRows(rows: readonly Row[]): Data<Int32> {
+  const ids = new Int32Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const id = rows[i][ROW_ID];
+    if (typeof id !== 'number' || (id | 0) !== id || id < 0) {
+      throw new S2SPError('S2SP_ERR_TABLE_INVALID', `row ${i} has no integer ${ROW_ID}`);
+    }
+    ids[i] = id;
+  }
+  return makeData({ type: new Int32(), length: rows.length, nullCount: 0, data: ids });
 }
 
 interface BuiltColumn {
