@@ -1,0 +1,50 @@
+/**
+ * `s2sp consumer`: serves the consumer tool `summarize_rows` (SPEC 2.2), which
+ * answers per-column statistics of the merged rows.
+ */
+import { S2SPServer } from '../control/s2sp-server.js';
+import { summarizeRows } from './summarize-rows.js';
+import { listenForTransport, type TransportFlags } from './transport-flags.js';
+
+/** Flags of `s2sp consumer`. */
+export interface ConsumerFlags extends TransportFlags {
+  /** Origins beyond loopback that resource_url may point at. */
+  allowOrigins: string[];
+  maxBodyBytes?: number;
+}
+
+/** The consumer tool's name. */
+export const SUMMARIZE_TOOL = 'summarize_rows';
+
+/** Builds the server for `s2sp consumer` (exported for tests). */
+export function createConsumerServer(flags: ConsumerFlags): S2SPServer {
+  const server = new S2SPServer({
+    name: 's2sp-consumer',
+    version: '0.1.0',
+    host: flags.host,
+    port: flags.transport === 'http' ? flags.port : flags.dataPort,
+    publicUrl: flags.publicUrl,
+    consumer: { allowedOrigins: flags.allowOrigins, maxBodyBytes: flags.maxBodyBytes },
+  });
+  server.consumerTool(
+    SUMMARIZE_TOOL,
+    {
+      title: 'Summarize rows',
+      description:
+        'Per-column statistics (count, nulls, min/max/mean, top values) of rows chosen from an S2SP resource. ' +
+        'Pass the abstract rows you selected as abstract_data and the resource_url the resource tool returned.',
+    },
+    ({ rows, source, bytesReceived }) => ({
+      ...summarizeRows(rows),
+      transfer: { source, bytes: bytesReceived },
+    }),
+  );
+  return server;
+}
+
+/** Runs `s2sp consumer` until the transport closes. */
+export async function runConsumer(flags: ConsumerFlags, log: (line: string) => void): Promise<S2SPServer> {
+  const server = createConsumerServer(flags);
+  await listenForTransport(server, flags, log, false);
+  return server;
+}

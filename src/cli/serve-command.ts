@@ -1,0 +1,54 @@
+/**
+ * `s2sp serve [FILE]`: serves one table as the resource tool `read_table`
+ * (SPEC 2.1). Without FILE it serves the bundled USGS earthquakes feed.
+ */
+import { basename } from 'node:path';
+import type { Table } from 'apache-arrow';
+import { S2SPServer } from '../control/s2sp-server.js';
+import { dataColumns } from '../control/envelope.js';
+import { defaultDatasetPath } from './default-dataset.js';
+import { readTableFile } from './input/read-table-file.js';
+import { listenForTransport, type TransportFlags } from './transport-flags.js';
+
+/** Flags of `s2sp serve`. */
+export interface ServeFlags extends TransportFlags {
+  file?: string;
+  tool: string;
+  ttlSeconds?: number;
+  /** Abstract rows per envelope (default 1,000). */
+  abstractLimit?: number;
+}
+
+/** The description of the table tool: what it holds and which columns it has. */
+export function describeTable(source: string, table: Table): string {
+  return (
+    `Reads the table ${source} (${table.numRows} rows). Columns: ${dataColumns(table).join(', ')}. ` +
+    'Pass abstract_domains to receive only those columns plus _row_id; the rest stays on the server behind resource_url.'
+  );
+}
+
+/** Builds the server for `s2sp serve` (exported for tests). */
+export async function createServeServer(flags: ServeFlags, log: (line: string) => void): Promise<S2SPServer> {
+  const path = flags.file ?? defaultDatasetPath();
+  const { table } = await readTableFile(path, { onProgress: log });
+  const source = flags.file === undefined ? 'USGS earthquakes (vega-datasets earthquakes.json)' : basename(path);
+  const server = new S2SPServer({
+    name: 's2sp-serve',
+    version: '0.1.0',
+    host: flags.host,
+    port: flags.transport === 'http' ? flags.port : flags.dataPort,
+    publicUrl: flags.publicUrl,
+    ttlSeconds: flags.ttlSeconds,
+    abstractRowLimit: flags.abstractLimit,
+  });
+  server.resourceTool(flags.tool, { title: `Read ${source}`, description: describeTable(source, table) }, () => table);
+  log(`s2sp serve: ${source}: ${table.numRows} rows x ${dataColumns(table).length} columns as tool ${flags.tool}`);
+  return server;
+}
+
+/** Runs `s2sp serve` until the transport closes. */
+export async function runServe(flags: ServeFlags, log: (line: string) => void): Promise<S2SPServer> {
+  const server = await createServeServer(flags, log);
+  await listenForTransport(server, flags, log, true);
+  return server;
+}

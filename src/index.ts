@@ -1,0 +1,54 @@
+/**
+ * s2sp: S2SP (MCP-SD selective disclosure) for TypeScript. Named exports only;
+ * see README.md for the tour.
+ */
+
+// Errors
+export { ERRORS, S2SPError, isS2SPError, type ErrorCode } from './errors.js';
+
+// Control plane
+export { S2SPServer, type S2SPServerOptions, type ListenOptions } from './control/s2sp-server.js';
+export {
+  registerResourceTool,
+  type ResourceToolContext,
+  type ResourceToolHandler,
+  type TableResult,
+  type ToolConfig,
+} from './control/resource-tool.js';
+export {
+  registerConsumerTool,
+  type ConsumerInput,
+  type ConsumerToolConfig,
+  type ConsumerToolHandler,
+} from './control/consumer-tool.js';
+export { parseAbstractDomains } from './control/abstract-domains.js';
+export { buildEnvelope, DEFAULT_ABSTRACT_ROW_LIMIT, type Envelope } from './control/envelope.js';
+export { ERROR_CODE_META_KEY } from './control/tool-results.js';
+export { mcpHttpPlugin, type McpHttpOptions } from './control/mcp-http-plugin.js';
+
+// Data plane
+export { s2spDataPlane, DEFAULT_REQUEST_BODY_LIMIT, type DataPlaneOptions } from './data/data-plane-plugin.js';
+export { ARROW_STREAM_TYPE, JSON_TYPE } from './data/negotiate.js';
+
+// Cache
+export type { BodyStore, BodyLease, CachedBody, PutResult, StoreStats } from './cache/body-store.js';
+export { MemoryStore, DEFAULT_TTL_MS, DEFAULT_MAX_BYTES, type MemoryStoreOptions } from './cache/memory-store.js';
+export { redactToken } from './cache/token.js';
+
+// Tables
+export { tableFromRows, type TableFromRowsOptions } from './table/table-from-rows.js';
+export { rowsFromTable, type Row } from './table/rows-from-table.js';
+export { ROW_ID, withRowIds } from './table/row-id.js';
+export { JSON_EXTENSION } from './table/json-column.js';
+
+// Consumer side
+export { fetchBody, type FetchBodyOptions, type FetchedBody } from './consumer/fetch-body.js';
+export { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from './consumer/resolve.js';
+export { mergeByRowId } from './consumer/merge.js';
+export { parseColumnMapping, applyColumnMapping } from './consumer/column-mapping.js';
+export { checkResourceUrl } from './consumer/resource-url.js';
+
+// Agent side
+export { S2SPDispatcher } from './agent/dispatcher.js';
+export { DdiBuffer, isDdiHandle } from './agent/ddi-buffer.js';
+export { S2SPClient } from './agent/s2sp-client.js';

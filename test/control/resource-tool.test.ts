@@ -1,0 +1,209 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { tableFromArrays } from 'apache-arrow';
+import { z } from 'zod';
+import { S2SPServer } from '../../src/control/s2sp-server.js';
+import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
+
+const ROWS = [
+  { mag: 2, place: 'A', time: 1517966773840, depth: 5.5, tags: ['x'] },
+  { mag: 4.5, place: 'B', time: 1517966773841, depth: null },
+  { mag: 5, place: 'C', time: 1517966773842, depth: 10, extra: { k: 1 } },
+];
+
+async function connect(server: S2SPServer): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'test', version: '0' });
+  await client.connect(clientSide);
+  return client;
+}
+
+async function setup(t: import('node:test').TestContext, options: { abstractRowLimit?: number; listen?: boolean } = {}) {
+  const server = new S2SPServer({ name: 'test', abstractRowLimit: options.abstractRowLimit });
+  server.resourceTool(
+    'quakes',
+    { description: 'quakes', inputSchema: { min: z.number().optional() } },
+    ({ min }) => ROWS.filter((r) => r.mag >= (min ?? 0)),
+  );
+  server.resourceTool('arrow', { description: 'arrow table' }, () =>
+    tableFromArrays({ id: Int32Array.from([1, 2, 3]), v: Float64Array.from([0.5, 1.5, 2.5]) }),
+  );
+  if (options.listen !== false) await server.listen();
+  const client = await connect(server);
+  t.after(async () => {
+    await client.close();
+    await server.close();
+  });
+  return { server, client };
+}
+
+function text(result: CallToolResult): string {
+  assert.equal(result.content[0].type, 'text');
+  return (result.content[0] as { text: string }).text;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+test('the tool lists its own parameters plus abstract_domains and mode', async (t) => {
+  const { client } = await setup(t);
+  const { tools } = await client.listTools();
+  const quakes = tools.find((tool) => tool.name === 'quakes');
+  assert.ok(quakes);
+  assert.deepEqual(Object.keys(quakes.inputSchema.properties ?? {}).sort(), ['abstract_domains', 'min', 'mode']);
+});
+
+test('without abstract_domains the tool is plain MCP: the rows exactly as returned', async (t) => {
+  const { client, server } = await setup(t);
+  const result = await call(client, 'quakes', { min: 4 });
+  assert.equal(text(result), JSON.stringify(ROWS.slice(1)));
+  assert.equal((await server.store.stats()).entries, 0);
+  assert.equal(text(await call(client, 'quakes', { abstract_domains: '' })), JSON.stringify(ROWS));
+});
+
+test('async: compact envelope with abstract rows, _row_id first, and a fetchable resource_url', async (t) => {
+  const { client } = await setup(t);
+  const raw = text(await call(client, 'quakes', { abstract_domains: 'mag,place' }));
+  assert.ok(!raw.includes('\n') && !raw.includes(': '), 'compact JSON');
+  const envelope = JSON.parse(raw);
+  assert.deepEqual(Object.keys(envelope), ['total_rows', 'columns', 'abstract_domains', 'body_domains', 'abstract', 'resource_url']);
+  assert.equal(envelope.total_rows, 3);
+  assert.deepEqual(envelope.columns, ['mag', 'place', 'time', 'depth', 'tags', 'extra']);
+  assert.deepEqual(envelope.body_domains, ['time', 'depth', 'tags', 'extra']);
+  assert.deepEqual(envelope.abstract, [
+    { _row_id: 0, mag: 2, place: 'A' },
+    { _row_id: 1, mag: 4.5, place: 'B' },
+    { _row_id: 2, mag: 5, place: 'C' },
+  ]);
+  assert.match(envelope.resource_url, /^http:\/\/127\.0\.0\.1:\d+\/s2sp\/data\/[A-Za-z0-9_-]{43}$/);
+  const response = await fetch(envelope.resource_url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ row_ids: [2, 0], columns: ['extra', 'tags', 'time'] }),
+  });
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), {
+    body: [
+      { _row_id: 0, extra: null, tags: ['x'], time: 1517966773840 },
+      { _row_id: 2, extra: { k: 1 }, tags: null, time: 1517966773842 },
+    ],
+    total_rows: 2,
+    columns_returned: ['_row_id', 'extra', 'tags', 'time'],
+  });
+});
+
+test('sync: body inline with _row_id and the body domains only, nothing cached', async (t) => {
+  const { client, server } = await setup(t);
+  const envelope = JSON.parse(text(await call(client, 'quakes', { abstract_domains: '["mag"]', mode: 'sync', min: 4 })));
+  assert.equal(envelope.resource_url, undefined);
+  assert.deepEqual(envelope.body, [
+    { _row_id: 0, place: 'B', time: 1517966773841, depth: null, extra: null },
+    { _row_id: 1, place: 'C', time: 1517966773842, depth: 10, extra: { k: 1 } },
+  ]);
+  assert.equal((await server.store.stats()).entries, 0);
+});
+
+test('an Arrow Table result works as rows do', async (t) => {
+  const { client } = await setup(t);
+  const envelope = JSON.parse(text(await call(client, 'arrow', { abstract_domains: 'v', mode: 'sync' })));
+  assert.deepEqual(envelope.abstract, [
+    { _row_id: 0, v: 0.5 },
+    { _row_id: 1, v: 1.5 },
+    { _row_id: 2, v: 2.5 },
+  ]);
+  assert.deepEqual(envelope.body, [
+    { _row_id: 0, id: 1 },
+    { _row_id: 1, id: 2 },
+    { _row_id: 2, id: 3 },
+  ]);
+  assert.equal(text(await call(client, 'arrow', {})), JSON.stringify([{ id: 1, v: 0.5 }, { id: 2, v: 1.5 }, { id: 3, v: 2.5 }]));
+});
+
+test('abstract rows are capped and flagged, the body keeps every row', async (t) => {
+  const { client } = await setup(t, { abstractRowLimit: 2 });
+  const envelope = JSON.parse(text(await call(client, 'quakes', { abstract_domains: 'mag' })));
+  assert.equal(envelope.total_rows, 3);
+  assert.equal(envelope.abstract.length, 2);
+  assert.equal(envelope.abstract_truncated, true);
+  const response = await fetch(envelope.resource_url, { method: 'POST' });
+  assert.equal(((await response.json()) as { total_rows: number }).total_rows, 3);
+});
+
+const TOOL_ERRORS: Array<[string, Record<string, unknown>, string]> = [
+  ['unknown domain', { abstract_domains: 'mag,nope' }, 'S2SP_ERR_DOMAINS_UNKNOWN'],
+  ['domains naming no column', { abstract_domains: ' , ' }, 'S2SP_ERR_DOMAINS_INVALID'],
+  ['only _row_id', { abstract_domains: '_row_id' }, 'S2SP_ERR_DOMAINS_INVALID'],
+  ['empty JSON array', { abstract_domains: '[]' }, 'S2SP_ERR_DOMAINS_INVALID'],
+  ['malformed JSON', { abstract_domains: '["mag"' }, 'S2SP_ERR_DOMAINS_INVALID'],
+];
+
+for (const [label, args, code] of TOOL_ERRORS) {
+  test(`tool error: ${label} -> ${code}`, async (t) => {
+    const { client, server } = await setup(t);
+    const result = await call(client, 'quakes', args);
+    assert.equal(result.isError, true);
+    assert.equal(result._meta?.[ERROR_CODE_META_KEY], code);
+    assert.match(text(result), new RegExp(code));
+    assert.equal((await server.store.stats()).entries, 0, 'nothing cached on error');
+  });
+}
+
+test('the unknown-domain error lists the available columns', async (t) => {
+  const { client } = await setup(t);
+  const message = text(await call(client, 'quakes', { abstract_domains: 'nope' }));
+  for (const column of ['mag', 'place', 'time', 'depth']) assert.ok(message.includes(column), column);
+});
+
+test('an invalid mode is rejected by the schema as a tool error', async (t) => {
+  const { client } = await setup(t);
+  const result = await call(client, 'quakes', { abstract_domains: 'mag', mode: 'later' });
+  assert.equal(result.isError, true);
+});
+
+test('async without a listening data plane is S2SP_ERR_DATA_PLANE_DOWN; sync still works', async (t) => {
+  const { client } = await setup(t, { listen: false });
+  const result = await call(client, 'quakes', { abstract_domains: 'mag' });
+  assert.equal(result._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_DATA_PLANE_DOWN');
+  const sync = await call(client, 'quakes', { abstract_domains: 'mag', mode: 'sync' });
+  assert.equal(sync.isError, undefined);
+});
+
+test('a full cache is a tool error and earlier bodies stay fetchable', async (t) => {
+  const server = new S2SPServer({ name: 'small', maxCacheBytes: 3000 });
+  server.resourceTool('quakes', { description: 'q' }, () => ROWS);
+  await server.listen();
+  const client = await connect(server);
+  t.after(async () => {
+    await client.close();
+    await server.close();
+  });
+  const urls: string[] = [];
+  let full: CallToolResult | undefined;
+  for (let i = 0; i < 20 && full === undefined; i++) {
+    const result = await call(client, 'quakes', { abstract_domains: 'mag' });
+    if (result.isError) full = result;
+    else urls.push(JSON.parse(text(result)).resource_url);
+  }
+  assert.ok(full, 'the budget ran out');
+  assert.equal(full._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_CACHE_FULL');
+  assert.ok(urls.length > 0);
+  for (const url of urls) assert.equal((await fetch(url, { method: 'POST' })).status, 200);
+});
+
+test('a handler returning something that is not a table is a tool error', async (t) => {
+  const server = new S2SPServer({ name: 'bad' });
+  server.resourceTool('bad', { description: 'b' }, () => 42 as never);
+  await server.listen();
+  const client = await connect(server);
+  t.after(async () => {
+    await client.close();
+    await server.close();
+  });
+  const result = await call(client, 'bad', { abstract_domains: 'x' });
+  assert.equal(result._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_TABLE_INVALID');
+});
