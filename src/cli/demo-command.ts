@@ -63,7 +63,7 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
     const read = await agentToResource.callTool({ name: 'read_table', arguments: { abstract_domains: DOMAINS, mode: flags.mode } });
     const seenRead = resultText(read);
     const envelope = JSON.parse(seenRead) as { total_rows: number; abstract: Row[]; body_domains: string[]; resource_url: string };
-    print(`    the LLM sees ${envelope.abstract.length} abstract rows of ${envelope.total_rows} (columns _row_id, ${DOMAINS})`);
+    print(`    the LLM sees ${envelope.abstract.length} abstract rows of ${envelope.total_rows} (columns _row_id, ${DOMAINS.split(",").join(", ")})`);
     print(`    withheld: ${envelope.body_domains.length} body columns (${envelope.body_domains.slice(0, 6).join(', ')}, ...)`);
     print(`    resource_url: ${redactTokensInUrl(envelope.resource_url)}${flags.mode === 'sync' ? '  (a handle into the agent SDK buffer)' : ''}`);
 

@@ -23,7 +23,7 @@ export interface ConsumerInput {
   table: Table;
   /** Where the body came from. */
   source: ResolvedRows['source'];
-  /** Bytes fetched over the data plane (0 for body_data). */
+  /** Body bytes that reached this tool: fetched over the data plane, or the size of `body_data`. */
   bytesReceived: number;
 }
 
@@ -63,10 +63,8 @@ export function registerConsumerTool(
       if (isS2SPError(error)) return errorToolResult(error);
       throw error;
     }
-    const result = await handler(
-      { rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived: resolved.bytesReceived },
-      extra,
-    );
+    const bytesReceived = resolved.source === 'body_data' ? Buffer.byteLength(args.body_data ?? '') : resolved.bytesReceived;
+    const result = await handler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
     return isToolResult(result) ? result : jsonToolResult(result);
   }) as never);
 }

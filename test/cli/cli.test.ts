@@ -1,0 +1,157 @@
+/**
+ * The built CLI, end to end: `s2sp serve` over stdio and over HTTP through the
+ * SDK's own clients, the data plane behind its resource_url over real HTTP,
+ * `s2sp demo` in both modes, and the CLI's errors.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+function run(args: string[], timeoutMs = 90_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+interface Envelope {
+  total_rows: number;
+  columns: string[];
+  resource_url: string;
+  abstract: Array<Record<string, unknown>>;
+  abstract_truncated?: boolean;
+}
+
+function envelopeOf(result: CallToolResult): Envelope {
+  assert.notEqual(result.isError, true, JSON.stringify(result.content));
+  return JSON.parse((result.content[0] as { text: string }).text);
+}
+
+function post(url: string, body: string, contentType = 'application/json'): Promise<Response> {
+  return fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
+}
+
+test('serve over stdio: read_table lists S2SP params; the resource_url answers once, 400 keeps it', async (t) => {
+  const client = new Client({ name: 'cli-test', version: '0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve'], stderr: 'ignore' }));
+  t.after(() => client.close());
+
+  const { tools } = await client.listTools();
+  const readTable = tools.find((tool) => tool.name === 'read_table');
+  assert.ok(readTable);
+  assert.ok(readTable.inputSchema.properties?.abstract_domains);
+  assert.ok(readTable.inputSchema.properties?.mode);
+  assert.match(readTable.description ?? '', /1707 rows/);
+  assert.match(readTable.description ?? '', /mag, place, time/);
+
+  const envelope = envelopeOf((await client.callTool({ name: 'read_table', arguments: { abstract_domains: 'mag,place,time' } })) as CallToolResult);
+  assert.equal(envelope.total_rows, 1707);
+  assert.equal(envelope.columns.length, 30);
+  // 1,707 rows are over the default cap of 1,000 abstract rows (SPEC 2.4).
+  assert.equal(envelope.abstract.length, 1000);
+  assert.equal(envelope.abstract_truncated, true);
+
+  const bad = await post(envelope.resource_url, '{"row_ids":[0,2],"columns":["nope"]}');
+  assert.equal(bad.status, 400);
+  assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'S2SP_ERR_REQUEST_COLUMNS_INVALID');
+
+  const ok = await post(envelope.resource_url, '{"row_ids":[0,2],"columns":["mag"]}');
+  assert.equal(ok.status, 200);
+  const body = (await ok.json()) as { body: Array<{ _row_id: number; mag: number }>; total_rows: number; columns_returned: string[] };
+  assert.deepEqual(Object.keys(body), ['body', 'total_rows', 'columns_returned']);
+  assert.deepEqual(body.body.map((row) => Object.keys(row)), [['_row_id', 'mag'], ['_row_id', 'mag']]);
+  assert.deepEqual(body.body.map((row) => row._row_id), [0, 2]);
+  assert.equal(body.body[0].mag, envelope.abstract[0].mag);
+  assert.equal(body.total_rows, 2);
+  assert.deepEqual(body.columns_returned, ['_row_id', 'mag']);
+
+  const again = await post(envelope.resource_url, '{"row_ids":[0,2],"columns":["mag"]}');
+  assert.equal(again.status, 404);
+});
+
+test('serve over Streamable HTTP: MCP at /mcp and the data plane on one port', async (t) => {
+  const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  t.after(() => child.kill());
+  const mcpUrl = await new Promise<string>((resolve, reject) => {
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const match = /MCP at (http:\/\/\S+\/mcp)/.exec(stderr);
+      if (match) resolve(match[1]);
+    });
+    child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
+  });
+  const client = new Client({ name: 'cli-test', version: '0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl)));
+  t.after(() => client.close());
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((tool) => tool.name), ['read_table']);
+  const envelope = envelopeOf((await client.callTool({ name: 'read_table', arguments: { abstract_domains: '["mag"]' } })) as CallToolResult);
+  assert.equal(new URL(envelope.resource_url).origin, new URL(mcpUrl).origin);
+  const response = await post(envelope.resource_url, '');
+  assert.equal(response.status, 200);
+  assert.equal(((await response.json()) as { total_rows: number }).total_rows, 1707);
+});
+
+for (const mode of ['async', 'sync'] as const) {
+  test(`demo --mode ${mode} runs the pipeline and reports tokens`, async () => {
+    const { code, stdout, stderr } = await run(['demo', '--mode', mode]);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /\[5\]/);
+    assert.match(stdout, /128 rows selected/);
+    assert.match(stdout, mode === 'async' ? /over the data plane/ : /by the agent SDK/);
+    const total = /\| total \| ([\d,]+) \| ([\d,]+) \|/.exec(stdout);
+    assert.ok(total, stdout);
+    const [withS2sp, without] = [Number(total[1].replace(/,/g, '')), Number(total[2].replace(/,/g, ''))];
+    assert.ok(withS2sp < without, `${withS2sp} < ${without}`);
+    assert.doesNotMatch(stdout, /s2sp\/data\/[A-Za-z0-9_-]{43}/, 'no full token printed');
+  });
+}
+
+test('serve reads a JSON file given as FILE', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 's2sp-cli-'));
+  const file = join(dir, 'rows.json');
+  writeFileSync(file, JSON.stringify([{ a: 1, b: 'x' }, { a: 2, b: 'y' }]));
+  const client = new Client({ name: 'cli-test', version: '0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', file, '--tool', 'rows'], stderr: 'ignore' }));
+  t.after(() => client.close());
+  const envelope = envelopeOf((await client.callTool({ name: 'rows', arguments: { abstract_domains: 'a', mode: 'sync' } })) as CallToolResult);
+  assert.deepEqual(envelope.abstract, [{ _row_id: 0, a: 1 }, { _row_id: 1, a: 2 }]);
+});
+
+const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
+  ['unknown command', ['frobnicate'], 2, /unknown command/],
+  ['bad transport', ['serve', '--transport', 'carrier-pigeon'], 2, /--transport must be one of/],
+  ['bad port', ['serve', '--transport', 'http', '--port', 'x'], 2, /--port must be an integer/],
+  ['data port over http', ['serve', '--transport', 'http', '--data-port', '1'], 2, /--data-port is for --transport stdio/],
+  ['unknown flag', ['serve', '--nope'], 2, /Unknown option/],
+  ['bad mode', ['demo', '--mode', 'later'], 2, /--mode must be one of/],
+  ['missing file', ['serve', '/nonexistent/table.json'], 1, /S2SP_ERR_INPUT_UNREADABLE/],
+];
+
+for (const [label, args, exitCode, message] of CLI_ERRORS) {
+  test(`cli error: ${label}`, async () => {
+    const { code, stderr } = await run(args, 20_000);
+    assert.equal(code, exitCode, stderr);
+    assert.match(stderr, message);
+  });
+}
