@@ -17,6 +17,8 @@ import { mintToken } from './token.js';
 export const DEFAULT_TTL_MS = 10 * 60 * 1000;
 /** Default byte budget of a MemoryStore: 1 GiB. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024 * 1024;
+/** setTimeout's largest delay (~24.8 days); a longer one fires after 1 ms instead. */
+const MAX_TIMER_MS = 0x7fffffff;
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -37,7 +39,7 @@ export interface MemoryStoreOptions {
 interface Entry {
   readonly body: CachedBody;
   readonly expiresAt: number;
-  readonly timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout;
   inFlight: boolean;
   expired: boolean;
 }
@@ -72,8 +74,7 @@ export class MemoryStore implements BodyStore {
     const body: CachedBody = { table: tableFromSharedIpc(ipc), ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
     const token = mintToken();
     const ttlMs = positive(options.ttlMs ?? this.ttlMs, 'ttlMs');
-    // unref: a pending expiry must never keep the process alive.
-    const timer = setTimeout(() => this.expire(token), ttlMs).unref();
+    const timer = this.schedule(token, ttlMs);
     const expiresAt = Date.now() + ttlMs;
     this.entries.set(token, { body, expiresAt, timer, inFlight: false, expired: false });
     this.bytes += body.byteLength;
@@ -117,10 +118,24 @@ export class MemoryStore implements BodyStore {
     for (const token of [...this.entries.keys()]) this.remove(token, 'closed');
   }
 
+  /**
+   * Arms the expiry timer. unref: a pending expiry must never keep the process
+   * alive. Delays over MAX_TIMER_MS are capped and re-armed by `expire`.
+   */
+  private schedule(token: string, delayMs: number): NodeJS.Timeout {
+    return setTimeout(() => this.expire(token), Math.min(delayMs, MAX_TIMER_MS)).unref();
+  }
+
   /** Expiry: drop the entry now, or when its in-flight transfer ends. */
   private expire(token: string): void {
     const entry = this.entries.get(token);
     if (entry === undefined) return;
+    const left = entry.expiresAt - Date.now();
+    if (left > 0) {
+      // A capped timer (TTL over ~24.8 days), or a timer that fired a tick early.
+      entry.timer = this.schedule(token, left);
+      return;
+    }
     entry.expired = true;
     if (!entry.inFlight) this.remove(token, 'expired');
   }

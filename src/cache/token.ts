@@ -21,7 +21,11 @@ export function redactToken(token: string): string {
   return `${token.slice(0, 6)}…`;
 }
 
-/** Replaces anything token-shaped after `/s2sp/data/` in a URL or path with its redacted form. */
+/**
+ * Replaces anything token-shaped after `/s2sp/data/` in a URL or path with its
+ * redacted form. Repeated slashes (`/s2sp/data//<token>`, a client joining a
+ * base URL and a path) still reach the data plane's routes, so they are covered.
+ */
 export function redactTokensInUrl(url: string): string {
-  return url.replace(/(\/s2sp\/data\/)([^/?#]{7,})/g, (_m, prefix: string, token: string) => prefix + redactToken(token));
+  return url.replace(/(\/s2sp\/data\/+)([^/?#]{7,})/g, (_m, prefix: string, token: string) => prefix + redactToken(token));
 }

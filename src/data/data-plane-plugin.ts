@@ -105,7 +105,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
 
 /**
  * Commits the lease once the response was written in full ('finish'), and
- * releases it if the connection closes first or the stream fails.
+ * releases it if the connection closes first (or already has) or the stream fails.
  */
 function settleWithResponse(reply: FastifyReply, lease: BodyLease): void {
   const res = reply.raw;
@@ -117,4 +117,7 @@ function settleWithResponse(reply: FastifyReply, lease: BodyLease): void {
   res.once('close', () => {
     if (!finished) void lease.release();
   });
+  // The client may have gone while the lease was being taken (an async store,
+  // an embedding app's async hook): 'close' then fired before we listened.
+  if (res.destroyed) void lease.release();
 }

@@ -27,8 +27,9 @@ export interface ResolvedFetch {
  * @throws S2SPError 400 codes for a body that is not an object, or ids/columns of the wrong type
  */
 export function parseFetchRequest(body: unknown): FetchRequest {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) {
+  // undefined: no request body at all. JSON `null` is a body that is not an object.
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', `request body must be a JSON object, got ${describe(body)}`);
   }
   const { row_ids: rowIds, columns } = body as { row_ids?: unknown; columns?: unknown };

@@ -12,15 +12,25 @@ export type Row = Record<string, unknown>;
 export function rowsFromTable(table: Table): Row[] {
   const fields = table.schema.fields;
   const names = fields.map((f) => f.name);
+  // `row.__proto__ = v` would set the prototype instead of a key: a column of
+  // that name (legal in JSON) is defined as an own property instead.
+  const protoColumn = names.indexOf('__proto__');
   const out: Row[] = new Array(table.numRows);
   let r = 0;
   for (const batch of table.batches) {
     const readers: ValueReader[] = fields.map((f, c) => valueReader(f, batch.data.children[c]));
     for (let i = 0; i < batch.numRows; i++) {
       const row: Row = {};
-      for (let c = 0; c < readers.length; c++) row[names[c]] = readers[c](i);
+      for (let c = 0; c < readers.length; c++) {
+        if (c === protoColumn) defineOwn(row, names[c], readers[c](i));
+        else row[names[c]] = readers[c](i);
+      }
       out[r++] = row;
     }
   }
   return out;
+}
+
+function defineOwn(row: Row, key: string, value: unknown): void {
+  Object.defineProperty(row, key, { value, enumerable: true, writable: true, configurable: true });
 }

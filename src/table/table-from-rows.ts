@@ -104,8 +104,20 @@ interface BuiltColumn {
   data: Data;
 }
 
+/**
+ * Reads one column's cell from a row. A column named like an Object.prototype
+ * member (`constructor`, `toString`, `__proto__`) must read own properties
+ * only: a row that lacks the key would otherwise yield the inherited function
+ * or prototype instead of a missing value.
+ */
+function cellReader(name: string): (row: Row) => unknown {
+  if (!(name in Object.prototype)) return (row) => row[name];
+  return (row) => (Object.prototype.hasOwnProperty.call(row, name) ? row[name] : undefined);
+}
+
 function buildColumn(rows: readonly Row[], observer: ColumnObserver): BuiltColumn {
   const { name } = observer;
+  const cell = cellReader(name);
   const n = rows.length;
   const nullCount = n - observer.valid;
   switch (observer.kind()) {
@@ -115,7 +127,7 @@ function buildColumn(rows: readonly Row[], observer: ColumnObserver): BuiltColum
       const bits = new Uint8Array((n + 7) >> 3);
       const validity = nullCount > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
       for (let i = 0; i < n; i++) {
-        const v = rows[i][name];
+        const v = cell(rows[i]);
         if (v === null || v === undefined) continue;
         if (validity) validity[i >> 3] |= 1 << (i & 7);
         if (v === true) bits[i >> 3] |= 1 << (i & 7);
@@ -124,14 +136,14 @@ function buildColumn(rows: readonly Row[], observer: ColumnObserver): BuiltColum
       return { field: new Field(name, type, true), data: makeData({ type, length: n, nullCount, nullBitmap: validity, data: bits }) };
     }
     case ColumnKind.Int32:
-      return numeric(rows, name, nullCount, new Int32(), new Int32Array(n));
+      return numeric(rows, name, cell, nullCount, new Int32(), new Int32Array(n));
     case ColumnKind.Float64:
-      return numeric(rows, name, nullCount, new Float64(), new Float64Array(n));
+      return numeric(rows, name, cell, nullCount, new Float64(), new Float64Array(n));
     case ColumnKind.Int64: {
       const values = new BigInt64Array(n);
       const validity = nullCount > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
       for (let i = 0; i < n; i++) {
-        const v = rows[i][name];
+        const v = cell(rows[i]);
         if (v === null || v === undefined) continue;
         if (validity) validity[i >> 3] |= 1 << (i & 7);
         values[i] = BigInt(v as number);
@@ -140,15 +152,16 @@ function buildColumn(rows: readonly Row[], observer: ColumnObserver): BuiltColum
       return { field: new Field(name, type, true), data: makeData({ type, length: n, nullCount, nullBitmap: validity, data: values }) };
     }
     case ColumnKind.Utf8:
-      return { field: new Field(name, new Utf8(), true), data: utf8(rows, name, nullCount, observer, false) };
+      return { field: new Field(name, new Utf8(), true), data: utf8(rows, name, cell, nullCount, observer, false) };
     case ColumnKind.Json:
-      return { field: jsonField(name), data: utf8(rows, name, nullCount, observer, true) };
+      return { field: jsonField(name), data: utf8(rows, name, cell, nullCount, observer, true) };
   }
 }
 
 function numeric(
   rows: readonly Row[],
   name: string,
+  cell: (row: Row) => unknown,
   nullCount: number,
   type: Int32 | Float64,
   values: Int32Array | Float64Array,
@@ -156,7 +169,7 @@ function numeric(
   const n = rows.length;
   const validity = nullCount > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
   for (let i = 0; i < n; i++) {
-    const v = rows[i][name];
+    const v = cell(rows[i]);
     if (v === null || v === undefined) continue;
     if (validity) validity[i >> 3] |= 1 << (i & 7);
     values[i] = v as number;
@@ -171,14 +184,21 @@ function numeric(
  * intermediate allocation; the buffer is sized from pass one so ASCII text
  * never grows it.
  */
-function utf8(rows: readonly Row[], name: string, nullCount: number, observer: ColumnObserver, asJson: boolean): Data<Utf8> {
+function utf8(
+  rows: readonly Row[],
+  name: string,
+  cell: (row: Row) => unknown,
+  nullCount: number,
+  observer: ColumnObserver,
+  asJson: boolean,
+): Data<Utf8> {
   const n = rows.length;
   const offsets = new Int32Array(n + 1);
   const validity = nullCount > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
   let buffer: Buffer = Buffer.allocUnsafe(Math.max(64, observer.textLength + 3 * observer.maxTextLength + 64));
   let end = 0;
   for (let i = 0; i < n; i++) {
-    const v = rows[i][name];
+    const v = cell(rows[i]);
     if (v !== null && v !== undefined) {
       if (validity) validity[i >> 3] |= 1 << (i & 7);
       const text = asJson ? JSON.stringify(v) : (v as string);

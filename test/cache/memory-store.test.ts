@@ -1,0 +1,263 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MemoryStore, type MemoryStoreOptions } from '../../src/cache/memory-store.js';
+import { sharedIpcFromTable } from '../../src/cache/ipc-body.js';
+import { isWellFormedToken, mintToken, redactToken, redactTokensInUrl } from '../../src/cache/token.js';
+import { tableFromRows } from '../../src/table/table-from-rows.js';
+import { rowsFromTable } from '../../src/table/rows-from-table.js';
+
+const rows = Array.from({ length: 100 }, (_, i) => ({ id: i, name: `row ${i}`, value: i * 1.5 }));
+const table = tableFromRows(rows);
+const tableBytes = sharedIpcFromTable(table).byteLength;
+
+type Evicted = Array<'consumed' | 'expired' | 'closed'>;
+
+/** A store closed after the test, with its evictions recorded. */
+function storeFor(t: { after(fn: () => Promise<void>): void }, options: MemoryStoreOptions = {}): { store: MemoryStore; evicted: Evicted } {
+  const evicted: Evicted = [];
+  const store = new MemoryStore({ ...options, onEvict: (reason) => evicted.push(reason) });
+  t.after(() => store.close());
+  return { store, evicted };
+}
+
+async function assertRejectsCode(promise: Promise<unknown>, code: string): Promise<void> {
+  await assert.rejects(promise, { code });
+}
+
+test('tokens are 43 chars of base64url and unique', async (t) => {
+  const { store } = storeFor(t);
+  const tokens = new Set<string>();
+  for (let i = 0; i < 50; i++) {
+    const { token } = await store.put(table);
+    assert.match(token, /^[A-Za-z0-9_-]{43}$/);
+    assert.ok(isWellFormedToken(token));
+    tokens.add(token);
+  }
+  for (let i = 0; i < 1000; i++) tokens.add(mintToken());
+  assert.equal(tokens.size, 1050);
+});
+
+test('put returns expiresAt about ttlMs from now', async (t) => {
+  const { store } = storeFor(t, { ttlMs: 60_000 });
+  const before = Date.now();
+  const { expiresAt } = await store.put(table);
+  assert.ok(expiresAt >= before + 60_000 && expiresAt <= Date.now() + 60_000);
+  const custom = await store.put(table, { ttlMs: 5_000 });
+  assert.ok(custom.expiresAt <= Date.now() + 5_000);
+});
+
+test('lease gives the body; commit deletes the entry', async (t) => {
+  const { store, evicted } = storeFor(t);
+  const { token } = await store.put(table);
+  assert.deepEqual(await store.stats(), { entries: 1, bytes: tableBytes, maxBytes: 1024 ** 3 });
+  const lease = await store.lease(token);
+  assert.equal(lease.body.totalRows, 100);
+  assert.equal(lease.body.byteLength, tableBytes);
+  assert.deepEqual(rowsFromTable(lease.body.table), rowsFromTable(table));
+  await lease.commit();
+  assert.equal(await store.has(token), false);
+  assert.deepEqual(await store.stats(), { entries: 0, bytes: 0, maxBytes: 1024 ** 3 });
+  assert.deepEqual(evicted, ['consumed']);
+  await assertRejectsCode(store.lease(token), 'S2SP_ERR_TOKEN_NOT_FOUND');
+});
+
+test('release keeps the entry leasable', async (t) => {
+  const { store, evicted } = storeFor(t);
+  const { token } = await store.put(table);
+  await (await store.lease(token)).release();
+  assert.equal(await store.has(token), true);
+  const again = await store.lease(token);
+  await again.commit();
+  assert.equal(await store.has(token), false);
+  assert.deepEqual(evicted, ['consumed']);
+});
+
+test('settling a lease twice has no further effect', async (t) => {
+  const { store } = storeFor(t);
+  const { token } = await store.put(table);
+  const lease = await store.lease(token);
+  await lease.release();
+  await lease.commit(); // too late: the lease was already settled
+  assert.equal(await store.has(token), true);
+});
+
+test('a second lease while one is in flight is S2SP_ERR_TOKEN_IN_FLIGHT', async (t) => {
+  const { store } = storeFor(t);
+  const { token } = await store.put(table);
+  const lease = await store.lease(token);
+  await assertRejectsCode(store.lease(token), 'S2SP_ERR_TOKEN_IN_FLIGHT');
+  assert.equal(await store.has(token), true, 'a leased entry is still live');
+  await lease.release();
+  await (await store.lease(token)).release();
+});
+
+test('concurrent leases: exactly one wins', async (t) => {
+  const { store } = storeFor(t);
+  const { token } = await store.put(table);
+  const results = await Promise.allSettled(Array.from({ length: 10 }, () => store.lease(token)));
+  assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+  for (const r of results) if (r.status === 'rejected') assert.equal(r.reason.code, 'S2SP_ERR_TOKEN_IN_FLIGHT');
+});
+
+test('an unknown token is S2SP_ERR_TOKEN_NOT_FOUND', async (t) => {
+  const { store } = storeFor(t);
+  await store.put(table);
+  for (const token of [mintToken(), 'short', '']) {
+    await assertRejectsCode(store.lease(token), 'S2SP_ERR_TOKEN_NOT_FOUND');
+    assert.equal(await store.has(token), false);
+  }
+});
+
+test('TTL expiry removes the entry and frees its bytes', async (t) => {
+  const { store, evicted } = storeFor(t, { ttlMs: 30 });
+  const { token } = await store.put(table);
+  assert.equal((await store.stats()).bytes, tableBytes);
+  await sleep(80);
+  assert.equal(await store.has(token), false);
+  assert.deepEqual(await store.stats(), { entries: 0, bytes: 0, maxBytes: 1024 ** 3 });
+  assert.deepEqual(evicted, ['expired']);
+  await assertRejectsCode(store.lease(token), 'S2SP_ERR_TOKEN_NOT_FOUND');
+});
+
+test('a per-put ttlMs overrides the store default', async (t) => {
+  const { store } = storeFor(t, { ttlMs: 60_000 });
+  const short = await store.put(table, { ttlMs: 30 });
+  const long = await store.put(table);
+  await sleep(80);
+  assert.equal(await store.has(short.token), false);
+  assert.equal(await store.has(long.token), true);
+  assert.deepEqual(await store.stats(), { entries: 1, bytes: tableBytes, maxBytes: 1024 ** 3 });
+});
+
+for (const settle of ['commit', 'release'] as const) {
+  test(`expiry while leased removes the entry when the lease ends (${settle})`, async (t) => {
+    const { store, evicted } = storeFor(t, { ttlMs: 30 });
+    const { token } = await store.put(table);
+    const lease = await store.lease(token);
+    await sleep(80);
+    assert.equal(await store.has(token), false, 'expired, even while in flight');
+    await assertRejectsCode(store.lease(token), 'S2SP_ERR_TOKEN_NOT_FOUND');
+    assert.equal((await store.stats()).entries, 1, 'the in-flight transfer still holds the body');
+    assert.equal(lease.body.table.numRows, 100);
+    await lease[settle]();
+    assert.deepEqual(await store.stats(), { entries: 0, bytes: 0, maxBytes: 1024 ** 3 });
+    assert.deepEqual(evicted, [settle === 'commit' ? 'consumed' : 'expired']);
+  });
+}
+
+test('regression: a TTL over 2^31-1 ms does not expire at once', async (t) => {
+  // setTimeout fires after 1 ms when the delay is over 2^31-1 ms.
+  const { store } = storeFor(t, { ttlMs: 30 * 24 * 3600 * 1000 });
+  const { token } = await store.put(table);
+  await sleep(30);
+  assert.equal(await store.has(token), true);
+  assert.equal((await store.stats()).entries, 1);
+});
+
+test('byte budget: a put that does not fit is S2SP_ERR_CACHE_FULL, earlier entries stay intact', async (t) => {
+  const { store } = storeFor(t, { maxBytes: tableBytes * 2 + 10 });
+  const first = await store.put(table);
+  const second = await store.put(table);
+  await assertRejectsCode(store.put(table), 'S2SP_ERR_CACHE_FULL');
+  assert.deepEqual(await store.stats(), { entries: 2, bytes: tableBytes * 2, maxBytes: tableBytes * 2 + 10 });
+  for (const { token } of [first, second]) {
+    const lease = await store.lease(token);
+    assert.deepEqual(rowsFromTable(lease.body.table), rowsFromTable(table));
+    await lease.release();
+  }
+  // Consuming one frees room for another.
+  await (await store.lease(first.token)).commit();
+  const third = await store.put(table);
+  assert.equal(await store.has(third.token), true);
+});
+
+test('byte budget: a single body larger than the budget is refused', async (t) => {
+  const { store } = storeFor(t, { maxBytes: tableBytes - 1 });
+  await assertRejectsCode(store.put(table), 'S2SP_ERR_CACHE_FULL');
+  assert.deepEqual(await store.stats(), { entries: 0, bytes: 0, maxBytes: tableBytes - 1 });
+});
+
+test('singleUse: false keeps the entry after commit', async (t) => {
+  const { store, evicted } = storeFor(t, { singleUse: false });
+  const { token } = await store.put(table);
+  for (let i = 0; i < 3; i++) await (await store.lease(token)).commit();
+  assert.equal(await store.has(token), true);
+  assert.deepEqual(evicted, []);
+});
+
+test('close() empties the store and refuses new puts', async (t) => {
+  const { store, evicted } = storeFor(t);
+  const a = await store.put(table);
+  const b = await store.put(table);
+  const lease = await store.lease(b.token);
+  await store.close();
+  assert.deepEqual(await store.stats(), { entries: 0, bytes: 0, maxBytes: 1024 ** 3 });
+  assert.deepEqual(evicted, ['closed', 'closed']);
+  await assertRejectsCode(store.lease(a.token), 'S2SP_ERR_TOKEN_NOT_FOUND');
+  await assertRejectsCode(store.put(table), 'S2SP_ERR_CACHE_CLOSED');
+  await lease.commit(); // settling a lease of a closed store is harmless
+  assert.deepEqual(await store.stats(), { entries: 0, bytes: 0, maxBytes: 1024 ** 3 });
+});
+
+test('the cached body is SharedArrayBuffer-backed IPC, and the table maps it', async (t) => {
+  const { store } = storeFor(t);
+  const { token } = await store.put(table);
+  const lease = await store.lease(token);
+  t.after(() => lease.release());
+  assert.ok(lease.body.ipc.buffer instanceof SharedArrayBuffer);
+  assert.equal(lease.body.ipc.byteLength, tableBytes);
+  const idColumn = lease.body.table.batches[0].data.children[1];
+  assert.equal(idColumn.values.buffer, lease.body.ipc.buffer, 'column buffers are views over the shared IPC, not copies');
+});
+
+test('invalid options are a RangeError', () => {
+  for (const options of [{ ttlMs: 0 }, { ttlMs: -1 }, { ttlMs: NaN }, { maxBytes: 0 }, { maxBytes: Infinity }]) {
+    assert.throws(() => new MemoryStore(options), RangeError, JSON.stringify(options));
+  }
+});
+
+test('redactToken and redactTokensInUrl never contain the full token', () => {
+  const token = mintToken();
+  assert.ok(!redactToken(token).includes(token));
+  assert.ok(redactToken(token).length < 10);
+  const urls = [
+    `http://127.0.0.1:41234/s2sp/data/${token}`,
+    `/s2sp/data/${token}?x=1`,
+    `/s2sp/data/${token}/extra`,
+    `/s2sp/data/${token}#frag`,
+    `/s2sp/data//${token}`,
+    `/prefix/s2sp/data/${token}x/s2sp/data/${token}`,
+  ];
+  for (const url of urls) {
+    const redacted = redactTokensInUrl(url);
+    assert.ok(!redacted.includes(token), redacted);
+    assert.ok(redacted.includes('/s2sp/data/'), redacted);
+  }
+  assert.equal(redactTokensInUrl('/s2sp/health'), '/s2sp/health');
+});
+
+test('a pending TTL timer does not keep the process alive', async () => {
+  const storeUrl = new URL('../../src/cache/memory-store.js', import.meta.url).href;
+  const rowsUrl = new URL('../../src/table/table-from-rows.js', import.meta.url).href;
+  const script = `
+    const { MemoryStore } = await import(${JSON.stringify(storeUrl)});
+    const { tableFromRows } = await import(${JSON.stringify(rowsUrl)});
+    const store = new MemoryStore({ ttlMs: 3600000 });
+    await store.put(tableFromRows([{ a: 1 }]));
+    console.log('put done');
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on('exit', (c, s) => resolve([c, s])),
+  );
+  clearTimeout(killer);
+  assert.equal(signal, null, `the child had to be killed: ${output}`);
+  assert.equal(code, 0, output);
+  assert.match(output, /put done/);
+});

@@ -1,0 +1,245 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { Type, tableFromIPC, tableToIPC, type Field, type Int, type Table } from 'apache-arrow';
+import { tableFromRows } from '../../src/table/table-from-rows.js';
+import { rowsFromTable } from '../../src/table/rows-from-table.js';
+import { jsonBodyChunks } from '../../src/table/json-encoding.js';
+import { isJsonField } from '../../src/table/json-column.js';
+
+type Row = Record<string, unknown>;
+
+/** The storage kind of a field, named like column-kind.ts does. */
+function kindOf(field: Field): string {
+  if (isJsonField(field)) return 'json';
+  switch (field.type.typeId) {
+    case Type.Null:
+      return 'null';
+    case Type.Bool:
+      return 'bool';
+    case Type.Int:
+      return `int${(field.type as Int).bitWidth}`;
+    case Type.Float:
+      return 'float64';
+    case Type.Utf8:
+      return 'utf8';
+    default:
+      return String(field.type);
+  }
+}
+
+function kinds(table: Table): Record<string, string> {
+  return Object.fromEntries(table.schema.fields.map((f) => [f.name, kindOf(f)]));
+}
+
+/** The JSON document the data plane would send for `table`. */
+function wireDocument(table: Table, chunkChars?: number): { body: Row[]; total_rows: number; columns_returned: string[] } {
+  return JSON.parse([...jsonBodyChunks(table, chunkChars)].join(''));
+}
+
+function ipcRoundTrip(table: Table): Table {
+  return tableFromIPC(tableToIPC(table, 'stream'));
+}
+
+/** Defines `key` as an own enumerable property, so `__proto__` is a key like any other. */
+function setOwn(obj: Row, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+test('infers each column kind', () => {
+  const table = tableFromRows([
+    { i32: 1, i64: 1517966773840, f64: 1, flag: true, text: 'a', obj: { x: 1 }, arr: [1, 'a'], mixed: 1, nothing: null, negBig: -(2 ** 31) - 1 },
+    { i32: -5, i64: 1517966773841, f64: 2.5, flag: false, text: 'b', obj: { y: [null] }, arr: [], mixed: 'one', nothing: null, negBig: 0 },
+  ]);
+  assert.deepEqual(kinds(table), {
+    _row_id: 'int32',
+    i32: 'int32',
+    i64: 'int64',
+    f64: 'float64',
+    flag: 'bool',
+    text: 'utf8',
+    obj: 'json',
+    arr: 'json',
+    mixed: 'json',
+    nothing: 'null',
+    negBig: 'int64',
+  });
+});
+
+test('int32 bounds: 2^31-1 stays int32, 2^31 widens to int64, unsafe integers to float64', () => {
+  const t = tableFromRows([{ a: 2 ** 31 - 1, b: 2 ** 31, c: 2 ** 53 + 2, d: -(2 ** 31) }]);
+  assert.deepEqual(kinds(t), { _row_id: 'int32', a: 'int32', b: 'int64', c: 'float64', d: 'int32' });
+  assert.deepEqual(rowsFromTable(t), [{ _row_id: 0, a: 2 ** 31 - 1, b: 2 ** 31, c: 2 ** 53 + 2, d: -(2 ** 31) }]);
+});
+
+test('values come back unchanged for every kind', () => {
+  const rows = [
+    { time: 1517966773840, mag: 2, depth: 7.5, ok: true, place: '4km W of Castaic, CA', tags: ['a', { b: null }], changes: 1 },
+    { time: 1517966773999, mag: 3.25, depth: -1, ok: false, place: '', tags: { nested: { deep: [1, 2.5, true] } }, changes: false },
+    { time: 1, mag: 0, depth: 0, ok: null, place: null, tags: null, changes: 'x' },
+  ];
+  const t = tableFromRows(rows);
+  assert.deepEqual(kinds(t), {
+    _row_id: 'int32', time: 'int64', mag: 'float64', depth: 'float64', ok: 'bool', place: 'utf8', tags: 'json', changes: 'json',
+  });
+  const expected = rows.map((r, i) => ({ _row_id: i, ...r }));
+  assert.deepEqual(rowsFromTable(t), expected);
+  assert.deepEqual(wireDocument(t).body, expected);
+});
+
+test('a missing key is null, columns keep first-seen order', () => {
+  const t = tableFromRows([{ b: 1 }, { a: 'x', b: 2 }, { c: true }]);
+  assert.deepEqual(t.schema.fields.map((f) => f.name), ['_row_id', 'b', 'a', 'c']);
+  assert.deepEqual(rowsFromTable(t), [
+    { _row_id: 0, b: 1, a: null, c: null },
+    { _row_id: 1, b: 2, a: 'x', c: null },
+    { _row_id: 2, b: null, a: null, c: true },
+  ]);
+});
+
+test('a null-only column is Null and reads null', () => {
+  const t = tableFromRows([{ a: null }, {}, { a: undefined }]);
+  assert.deepEqual(kinds(t), { _row_id: 'int32', a: 'null' });
+  assert.deepEqual(rowsFromTable(t), [{ _row_id: 0, a: null }, { _row_id: 1, a: null }, { _row_id: 2, a: null }]);
+});
+
+test('incoming _row_id is ignored: ids are positions, _row_id stays first', () => {
+  const t = tableFromRows([{ x: 1, _row_id: 42 }, { _row_id: 'junk', x: 2 }]);
+  assert.deepEqual(t.schema.fields.map((f) => f.name), ['_row_id', 'x']);
+  assert.deepEqual(rowsFromTable(t), [{ _row_id: 0, x: 1 }, { _row_id: 1, x: 2 }]);
+});
+
+test('preserveRowIds keeps incoming _row_id values', () => {
+  const t = tableFromRows([{ _row_id: 7, x: 'a' }, { x: 'b', _row_id: 3 }], { preserveRowIds: true });
+  assert.equal(kindOf(t.schema.fields[0]), 'int32');
+  assert.deepEqual(rowsFromTable(t), [{ _row_id: 7, x: 'a' }, { _row_id: 3, x: 'b' }]);
+});
+
+test('preserveRowIds without a valid integer _row_id is S2SP_ERR_TABLE_INVALID', () => {
+  for (const bad of [{ x: 1 }, { _row_id: '1' }, { _row_id: 1.5 }, { _row_id: -1 }, { _row_id: null }, { _row_id: 2 ** 31 }]) {
+    assert.throws(() => tableFromRows([{ _row_id: 0 }, bad], { preserveRowIds: true }), { code: 'S2SP_ERR_TABLE_INVALID' }, JSON.stringify(bad));
+  }
+});
+
+test('a row that is not a plain object is S2SP_ERR_TABLE_INVALID', () => {
+  for (const bad of [null, 1, 'row', true, [1, 2], undefined]) {
+    assert.throws(() => tableFromRows([{ a: 1 }, bad]), { code: 'S2SP_ERR_TABLE_INVALID' }, String(bad));
+  }
+});
+
+test('unicode strings round-trip, in utf8 and json columns', () => {
+  const words = ['héllo', '日本語テキスト', 'emoji 🌋🔥', 'RTL עברית', 'combining é', '\u0000nul', 'quote " back \\ slash', 'line\nbreak\ttab', '\u2028\u2029'];
+  const rows = words.map((w) => ({ s: w, j: { w } }));
+  const t = tableFromRows(rows);
+  assert.equal(kindOf(t.schema.fields[1]), 'utf8');
+  const expected = rows.map((r, i) => ({ _row_id: i, ...r }));
+  assert.deepEqual(rowsFromTable(t), expected);
+  assert.deepEqual(wireDocument(t).body, expected);
+  assert.deepEqual(rowsFromTable(ipcRoundTrip(t)), expected);
+});
+
+test('empty input gives a table with only _row_id and no rows', () => {
+  const t = tableFromRows([]);
+  assert.equal(t.numRows, 0);
+  assert.deepEqual(t.schema.fields.map((f) => f.name), ['_row_id']);
+  assert.deepEqual(rowsFromTable(t), []);
+  assert.deepEqual(wireDocument(t), { body: [], total_rows: 0, columns_returned: ['_row_id'] });
+  assert.deepEqual(rowsFromTable(ipcRoundTrip(t)), []);
+});
+
+test('regression: a column named like an Object.prototype member is null where a row lacks it', () => {
+  // Reading rows[i]['constructor'] on a row without the key used to yield
+  // Object (a crash in a string column), and `__proto__` yielded 0.
+  const rows: Row[] = [{ constructor: 'Ferrari', toString: 1 }, { other: 1 }, {}];
+  setOwn(rows[2], '__proto__', 'own');
+  const t = tableFromRows(rows);
+  assert.deepEqual(kinds(t), { _row_id: 'int32', constructor: 'utf8', toString: 'int32', other: 'int32', ['__proto__']: 'utf8' });
+  const doc = wireDocument(t);
+  assert.deepEqual(doc.body.map((r) => [r.constructor, r.toString, r.__proto__]), [
+    ['Ferrari', 1, null],
+    [null, null, null],
+    [null, null, 'own'],
+  ]);
+});
+
+test('regression: rowsFromTable keeps a `__proto__` column as an own key, never as the prototype', () => {
+  const rows: Row[] = [{}, {}];
+  setOwn(rows[0], '__proto__', { polluted: true });
+  const back = rowsFromTable(tableFromRows(rows));
+  assert.equal(Object.getPrototypeOf(back[0]), Object.prototype);
+  assert.deepEqual(Object.keys(back[0]), ['_row_id', '__proto__']);
+  assert.deepEqual(Object.getOwnPropertyDescriptor(back[0], '__proto__')?.value, { polluted: true });
+  assert.equal(Object.getOwnPropertyDescriptor(back[1], '__proto__')?.value, null);
+});
+
+// ---- property: rows -> Arrow -> rows / JSON / IPC give the rows back ----
+
+const KEYS = ['a', 'b', 'time', 'név', '7', '_row_id', 'constructor', '__proto__'] as const;
+
+const cellValue = fc.oneof(
+  fc.jsonValue({ maxDepth: 2, stringUnit: 'grapheme' }),
+  fc.integer(),
+  fc.integer({ min: 2 ** 31, max: Number.MAX_SAFE_INTEGER }),
+  fc.integer({ min: Number.MIN_SAFE_INTEGER, max: -(2 ** 31) - 1 }),
+  fc.constantFrom(1517966773840, 2 ** 53 + 2, -0, 0.1, 1e300),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.string({ unit: 'binary' }),
+);
+
+/** Rows as [key, value] entries; later duplicates overwrite, missing keys stay missing. */
+const rowsArbitrary = fc.array(fc.array(fc.tuple(fc.constantFrom(...KEYS), cellValue), { maxLength: KEYS.length }), { maxLength: 25 }).map(
+  (entryLists) =>
+    entryLists.map((entries) => {
+      const row: Row = {};
+      for (const [k, v] of entries) setOwn(row, k, v);
+      return row;
+    }),
+);
+
+/** What every reader should give back: `_row_id` = position, every column in first-seen order, missing -> null. */
+function oracle(rows: Row[]): { columns: string[]; rows: Row[] } {
+  const columns = ['_row_id'];
+  for (const row of rows) for (const k of Object.keys(row)) if (!columns.includes(k)) columns.push(k);
+  const expected = rows.map((row, i) => {
+    const out: Row = { _row_id: i };
+    for (const c of columns.slice(1)) setOwn(out, c, Object.hasOwn(row, c) ? (row[c] ?? null) : null);
+    return out;
+  });
+  return { columns, rows: expected };
+}
+
+/** The wire is JSON: NaN/Infinity become null and -0 becomes 0. */
+function viaJson<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value));
+}
+
+/** rowsFromTable gives JS numbers; only -0 differs from the JSON form (NaN/Infinity already read as null). */
+function negativeZeroToZero(rows: Row[]): Row[] {
+  for (const row of rows) for (const k of Object.keys(row)) if (Object.is(row[k], -0)) row[k] = 0;
+  return rows;
+}
+
+test('property: rowsFromTable, the JSON body and an IPC round trip all give the rows back', () => {
+  fc.assert(
+    fc.property(rowsArbitrary, fc.integer({ min: 1, max: 300 }), (rows, chunkChars) => {
+      const { columns, rows: oracleRows } = oracle(rows);
+      const expected = viaJson(oracleRows);
+      const table = tableFromRows(rows);
+      assert.deepStrictEqual(table.schema.fields.map((f) => f.name), columns);
+
+      assert.deepStrictEqual(negativeZeroToZero(rowsFromTable(table)), expected);
+      const doc = wireDocument(table, chunkChars);
+      assert.deepStrictEqual(doc.body, expected);
+      assert.equal(doc.total_rows, rows.length);
+      assert.deepStrictEqual(doc.columns_returned, columns);
+
+      const copy = ipcRoundTrip(table);
+      assert.deepStrictEqual(negativeZeroToZero(rowsFromTable(copy)), expected);
+      assert.deepStrictEqual(wireDocument(copy, chunkChars).body, expected);
+    }),
+    { numRuns: 300 },
+  );
+});
