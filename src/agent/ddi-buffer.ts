@@ -1,0 +1,76 @@
+/**
+ * The agent-side data buffer of sync mode (SPEC 2.3): body rows parked in
+ * this process under a `ddi://` handle, so the LLM sees only the handle.
+ *
+ * A handle is a capability like a data-plane token (32 CSPRNG bytes,
+ * base64url) and is single use: `take` removes the entry. There is no TTL
+ * or size cap: an entry lives until it is taken or the buffer is cleared, so
+ * a long-running agent that drops handles should call `clear` between tasks.
+ */
+import { randomBytes } from 'node:crypto';
+import { S2SPError } from '../errors.js';
+
+/** The scheme of a DDI handle. */
+export const DDI_SCHEME = 'ddi://';
+
+const HANDLE_PATTERN = /^ddi:\/\/[A-Za-z0-9_-]{43}$/;
+
+/** True when `value` is a string shaped like a DDI handle (it may be unknown or used). */
+export function isDdiHandle(value: unknown): value is string {
+  return typeof value === 'string' && HANDLE_PATTERN.test(value);
+}
+
+/** In-process, single-use store of body rows keyed by `ddi://` handles. */
+export class DdiBuffer {
+  private readonly entries = new Map<string, unknown[]>();
+
+  /**
+   * Parks rows under a fresh handle.
+   * @param rows the body rows (kept by reference, not copied)
+   * @returns `ddi://` followed by 32 random bytes in base64url
+   */
+  put(rows: unknown[]): string {
+    const handle = DDI_SCHEME + randomBytes(32).toString('base64url');
+    this.entries.set(handle, rows);
+    return handle;
+  }
+
+  /**
+   * Removes and returns the rows of a handle.
+   * @throws S2SPError `S2SP_ERR_DDI_HANDLE_UNKNOWN` when the handle is unknown or already taken
+   */
+  take(handle: string): unknown[] {
+    const rows = this.entries.get(handle);
+    if (rows === undefined) {
+      throw new S2SPError(
+        'S2SP_ERR_DDI_HANDLE_UNKNOWN',
+        `resource_url ${redactHandle(handle)} is an unknown or already used ddi:// handle (each is single use); ` +
+          'call the resource tool again (mode "sync") for a fresh one',
+      );
+    }
+    this.entries.delete(handle);
+    return rows;
+  }
+
+  /** True when the handle names rows not yet taken. */
+  has(handle: string): boolean {
+    return this.entries.has(handle);
+  }
+
+  /** Number of handles not yet taken. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Drops every entry. */
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** The loggable form of a handle: scheme and first 6 characters. */
+function redactHandle(handle: unknown): string {
+  if (typeof handle !== 'string') return JSON.stringify(String(handle));
+  if (!handle.startsWith(DDI_SCHEME)) return JSON.stringify(handle.slice(0, 12));
+  return JSON.stringify(`${handle.slice(0, DDI_SCHEME.length + 6)}…`);
+}

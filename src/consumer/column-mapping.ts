@@ -1,0 +1,89 @@
+/**
+ * `column_mapping` (SPEC 2.2): a JSON object renaming columns, source name ->
+ * consumer name, e.g. `{"event": "alert_type"}`. It is applied to abstract and
+ * body rows alike before they are merged, so both sides agree on names.
+ *
+ * Renames are simultaneous (looked up by the original name), so a swap
+ * `{"a": "b", "b": "a"}` works. A renamed column replaces an unrenamed column
+ * that already had the target name.
+ */
+import { S2SPError } from '../errors.js';
+import { ROW_ID } from '../table/row-id.js';
+import type { Row } from '../table/rows-from-table.js';
+import { setRowValue } from './merge.js';
+
+/**
+ * Parses the `column_mapping` parameter.
+ *
+ * @param text the parameter as the agent passed it
+ * @returns the mapping, or undefined when absent or empty
+ * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` for malformed JSON, a value that
+ *   is not an object of non-empty strings, two columns mapped to one name, or `_row_id`
+ *   on either side
+ */
+export function parseColumnMapping(text: string | undefined): Record<string, string> | undefined {
+  if (text === undefined || text === null) return undefined;
+  if (typeof text !== 'string') throw invalid('must be a string holding a JSON object');
+  if (text.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalid('is not valid JSON; pass a JSON object such as {"event": "alert_type"}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw invalid('must be a JSON object such as {"event": "alert_type"}');
+  }
+  const mapping: Record<string, string> = {};
+  const sourceOf = new Map<string, string>();
+  for (const [source, target] of Object.entries(parsed)) {
+    if (typeof target !== 'string' || target === '') {
+      throw invalid(`maps ${JSON.stringify(source)} to ${JSON.stringify(target)}; every value must be a non-empty column name`);
+    }
+    if (source === ROW_ID || target === ROW_ID) {
+      throw invalid(`must not rename ${ROW_ID} or rename a column to it; ${ROW_ID} joins the rows`);
+    }
+    const earlier = sourceOf.get(target);
+    if (earlier !== undefined) {
+      throw invalid(`maps both ${JSON.stringify(earlier)} and ${JSON.stringify(source)} to ${JSON.stringify(target)}; targets must differ`);
+    }
+    sourceOf.set(target, source);
+    setRowValue(mapping, source, target);
+  }
+  return mapping;
+}
+
+/**
+ * Renames the keys of one row.
+ *
+ * @param row a row with `_row_id`
+ * @param mapping from {@link parseColumnMapping}; undefined returns the row unchanged
+ * @returns a new row (or `row` itself without a mapping), key order kept, `_row_id` first
+ */
+export function applyColumnMapping(row: Row, mapping: Record<string, string> | undefined): Row {
+  if (mapping === undefined) return row;
+  const out: Row = {};
+  if (Object.hasOwn(row, ROW_ID)) out[ROW_ID] = row[ROW_ID];
+  for (const key of Object.keys(row)) {
+    if (key === ROW_ID) continue;
+    const target = Object.hasOwn(mapping, key) ? mapping[key] : undefined;
+    if (target !== undefined) {
+      setRowValue(out, target, row[key]);
+    } else if (!isShadowed(row, key, mapping)) {
+      setRowValue(out, key, row[key]);
+    }
+  }
+  return out;
+}
+
+/** True when some other column of `row` is renamed to `key`, which then wins. */
+function isShadowed(row: Row, key: string, mapping: Record<string, string>): boolean {
+  for (const source of Object.keys(mapping)) {
+    if (mapping[source] === key && source !== key && Object.hasOwn(row, source)) return true;
+  }
+  return false;
+}
+
+function invalid(what: string): S2SPError {
+  return new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `column_mapping ${what}`);
+}

@@ -1,0 +1,93 @@
+/**
+ * The consumer tool's parameters (SPEC 2.2): four strings, as the Python
+ * reference defines them, so any MCP agent can call a consumer tool. The
+ * parsers here turn `abstract_data` and `body_data` into rows, and say which
+ * parameter is wrong and how to fix it, since the reader is an LLM.
+ */
+import { S2SPError } from '../errors.js';
+import { ROW_ID } from '../table/row-id.js';
+import type { Row } from '../table/rows-from-table.js';
+
+/** The consumer tool's arguments, exactly as the agent sends them. */
+export interface ConsumerArgs {
+  /** JSON array of the abstract rows the agent chose, or `"*"` for every row. */
+  abstract_data: string;
+  /** Async mode: the resource_url from the resource tool. */
+  resource_url?: string;
+  /** Sync mode: JSON array of body rows. */
+  body_data?: string;
+  /** JSON object renaming columns, e.g. `{"event": "alert_type"}`. */
+  column_mapping?: string;
+}
+
+/** Largest `_row_id` an Int32 column holds. */
+const MAX_ROW_ID = 0x7fffffff;
+
+/**
+ * Parses `abstract_data`.
+ *
+ * @param text the parameter as passed
+ * @returns the rows, or `'*'` for every row of the resource (SPEC 2.4)
+ * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` naming the parameter and the problem
+ */
+export function parseAbstractData(text: string): Row[] | '*' {
+  if (typeof text === 'string' && text.trim() === '*') return '*';
+  return parseRows(text, 'abstract_data', 'pass the abstract rows exactly as the resource tool returned them, or "*" for every row');
+}
+
+/**
+ * Parses `body_data`.
+ *
+ * @param text the parameter as passed
+ * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` naming the parameter and the problem
+ */
+export function parseBodyData(text: string): Row[] {
+  return parseRows(text, 'body_data', 'pass the body rows exactly as the resource tool returned them');
+}
+
+/** True when an optional string parameter was given: not absent, not blank. */
+export function isGiven(value: string | undefined): value is string {
+  return typeof value === 'string' && value.trim() !== '';
+}
+
+function parseRows(text: string, param: string, hint: string): Row[] {
+  if (typeof text !== 'string') {
+    throw invalid(`${param} must be a string holding a JSON array, got ${describe(text)}; ${hint}`);
+  }
+  if (text.trim() === '') throw invalid(`${param} is missing or empty; ${hint}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalid(`${param} is not valid JSON; ${hint} (a JSON array of objects)`);
+  }
+  if (!Array.isArray(parsed)) {
+    throw invalid(`${param} must be a JSON array of row objects, got ${describe(parsed)}; ${hint}`);
+  }
+  for (let i = 0; i < parsed.length; i++) {
+    const row = parsed[i];
+    if (typeof row !== 'object' || row === null || Array.isArray(row)) {
+      throw invalid(`${param} row ${i} is not a JSON object; ${hint}`);
+    }
+    if (!Object.hasOwn(row, ROW_ID)) {
+      throw invalid(`${param} row ${i} has no ${ROW_ID}; ${hint}`);
+    }
+    const id = (row as Row)[ROW_ID];
+    if (!Number.isInteger(id) || (id as number) < 0 || (id as number) > MAX_ROW_ID) {
+      throw invalid(`${param} row ${i} has ${ROW_ID} ${JSON.stringify(id)}, not a non-negative integer; ${hint}`);
+    }
+  }
+  return parsed as Row[];
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `a ${typeof value}`;
+}
+
+function invalid(message: string): S2SPError {
+  return new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', message);
+}

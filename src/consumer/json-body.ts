@@ -1,0 +1,107 @@
+/**
+ * Decodes the data plane's JSON answer (SPEC 3.2) into an Arrow Table:
+ *
+ *   {"body":[{"_row_id":0,...},...],"total_rows":k,"columns_returned":[...]}
+ *
+ * The Python reference sends the same document without `columns_returned`,
+ * so that key is optional. Everything else is checked, because a document
+ * that is cut short or is not ours must fail the transfer rather than turn
+ * into fewer rows (DESIGN.md, "Truncation").
+ */
+import type { Table } from 'apache-arrow';
+import { S2SPError, isS2SPError } from '../errors.js';
+import { ROW_ID } from '../table/row-id.js';
+import { tableFromRows } from '../table/table-from-rows.js';
+
+/** A decoded body, whatever wire format it came in. */
+export interface DecodedBody {
+  /** The rows, `_row_id` first, ids as the server sent them. */
+  table: Table;
+  /** `total_rows` as the server sent it (the row count when absent). */
+  totalRows: number;
+  /** `columns_returned`, or the table's column names when the server left it out. */
+  columns: string[];
+}
+
+/** Largest `_row_id` an Int32 column holds. */
+const MAX_ROW_ID = 0x7fffffff;
+
+/**
+ * Decodes a complete JSON response body.
+ *
+ * @param bytes the response body, UTF-8
+ * @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID` when it is not JSON, is cut
+ *   short, or is not an object with a `body` array of rows carrying integer `_row_id`s;
+ *   `S2SP_ERR_CONSUMER_BODY_TOO_LARGE` when it is too long for one JS string
+ */
+export function bodyFromJson(bytes: Uint8Array): DecodedBody {
+  const doc = parseDocument(bytes);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    throw invalid('it is not a JSON object');
+  }
+  const { body, total_rows: totalRows, columns_returned: columnsReturned } = doc as Record<string, unknown>;
+  if (!Array.isArray(body)) throw invalid('it has no "body" array');
+  checkRows(body);
+  if (totalRows !== undefined && !(Number.isInteger(totalRows) && (totalRows as number) >= 0)) {
+    throw invalid('"total_rows" is not a non-negative integer');
+  }
+  if (columnsReturned !== undefined && !(Array.isArray(columnsReturned) && columnsReturned.every((c) => typeof c === 'string'))) {
+    throw invalid('"columns_returned" is not an array of strings');
+  }
+  let table: Table;
+  try {
+    table = tableFromRows(body, { preserveRowIds: true });
+  } catch (error) {
+    if (isS2SPError(error, 'S2SP_ERR_TABLE_INVALID')) throw invalid((error as Error).message, error);
+    throw error;
+  }
+  return {
+    table,
+    totalRows: (totalRows as number | undefined) ?? body.length,
+    columns: (columnsReturned as string[] | undefined) ?? table.schema.fields.map((f) => f.name),
+  };
+}
+
+function parseDocument(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  } catch (error) {
+    // ERR_STRING_TOO_LONG: V8 strings stop near 512 MiB.
+    throw new S2SPError(
+      'S2SP_ERR_CONSUMER_BODY_TOO_LARGE',
+      `the JSON body (${bytes.byteLength} bytes) is too large to decode; request fewer rows or columns`,
+      { cause: error },
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw invalid(text.length === 0 ? 'it is empty' : 'it is not valid JSON (or was cut short)', error);
+  }
+}
+
+/** Every row a plain object with a unique integer `_row_id` in Int32 range. */
+function checkRows(body: unknown[]): void {
+  const seen = new Set<number>();
+  for (let i = 0; i < body.length; i++) {
+    const row = body[i];
+    if (typeof row !== 'object' || row === null || Array.isArray(row)) {
+      throw invalid(`body row ${i} is not a JSON object`);
+    }
+    const id = (row as Record<string, unknown>)[ROW_ID];
+    if (!Number.isInteger(id) || (id as number) < 0 || (id as number) > MAX_ROW_ID) {
+      throw invalid(`body row ${i} has no integer ${ROW_ID}`);
+    }
+    if (seen.has(id as number)) throw invalid(`${ROW_ID} ${id} occurs twice in the body`);
+    seen.add(id as number);
+  }
+}
+
+function invalid(what: string, cause?: unknown): S2SPError {
+  return new S2SPError(
+    'S2SP_ERR_CONSUMER_RESPONSE_INVALID',
+    `the resource server's answer is not an S2SP body: ${what}`,
+    cause === undefined ? undefined : { cause },
+  );
+}

@@ -1,0 +1,109 @@
+/**
+ * A consumer tool's resolution (SPEC 2.2, 2.4): from the four string
+ * arguments to the merged rows its handler receives.
+ *
+ *   abstract_data -> ids -> body rows (fetched from resource_url, or taken
+ *   from body_data) -> column_mapping on both sides -> merge by _row_id
+ *
+ * Only the rows the agent chose are fetched; `"*"` fetches every row.
+ */
+import type { Table } from 'apache-arrow';
+import { S2SPError } from '../errors.js';
+import { ROW_ID } from '../table/row-id.js';
+import { rowsFromTable, type Row } from '../table/rows-from-table.js';
+import { tableFromRows } from '../table/table-from-rows.js';
+import { applyColumnMapping, parseColumnMapping } from './column-mapping.js';
+import { isGiven, parseAbstractData, parseBodyData, type ConsumerArgs } from './consumer-args.js';
+import { fetchBody } from './fetch-body.js';
+import { mergeByRowId } from './merge.js';
+
+/** Options of {@link resolveConsumerRows}. */
+export interface ResolveOptions {
+  /** Origins trusted besides loopback for resource_url. */
+  allowedOrigins?: readonly string[];
+  /** Largest body fetched, in bytes (fetchBody's default when absent). */
+  maxBodyBytes?: number;
+  /** Time limit of the fetch in milliseconds (fetchBody's default when absent). */
+  timeoutMs?: number;
+}
+
+/** What a consumer handler receives. */
+export interface ResolvedRows {
+  /** Merged rows, in the abstract's order (the body's order for `"*"`), `_row_id` first. */
+  rows: Row[];
+  /** The same rows as an Arrow Table, `_row_id` first. */
+  table: Table;
+  /** Where the body came from; `abstract_only` when neither resource_url nor body_data was given. */
+  source: 'resource_url' | 'body_data' | 'abstract_only';
+  /** Bytes fetched over the data plane (0 unless source is resource_url). */
+  bytesReceived: number;
+}
+
+/**
+ * Resolves a consumer tool's arguments to merged rows.
+ *
+ * @param args the tool arguments as the agent sent them
+ * @param options origin allow-list and fetch limits
+ * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` for malformed arguments, and
+ *   every error of {@link fetchBody} when the body is fetched
+ */
+export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOptions = {}): Promise<ResolvedRows> {
+  const abstract = parseAbstractData(args.abstract_data);
+  const mapping = parseColumnMapping(args.column_mapping);
+  const hasUrl = isGiven(args.resource_url);
+  const hasBody = isGiven(args.body_data);
+  if (hasUrl && hasBody) {
+    throw new S2SPError(
+      'S2SP_ERR_CONSUMER_ARG_INVALID',
+      'pass either resource_url (async mode) or body_data (sync mode), not both',
+    );
+  }
+  const fetchOptions = { allowedOrigins: options.allowedOrigins, maxBytes: options.maxBodyBytes, timeoutMs: options.timeoutMs };
+
+  if (abstract === '*') {
+    if (hasUrl) {
+      const fetched = await fetchBody(args.resource_url as string, fetchOptions);
+      // No mapping: the fetched table already is the answer, skip a rebuild.
+      const rows = rowsFromTable(fetched.table).map((row) => applyColumnMapping(row, mapping));
+      const table = mapping === undefined ? fetched.table : tableFromRows(rows, { preserveRowIds: true });
+      return { rows, table, source: 'resource_url', bytesReceived: fetched.bytesReceived };
+    }
+    if (hasBody) {
+      const rows = parseBodyData(args.body_data as string).map((row) => applyColumnMapping(row, mapping));
+      return { rows, table: tableFromRows(rows, { preserveRowIds: true }), source: 'body_data', bytesReceived: 0 };
+    }
+    throw new S2SPError(
+      'S2SP_ERR_CONSUMER_ARG_INVALID',
+      'abstract_data "*" selects every row of a resource, so resource_url or body_data is required; ' +
+        'pass the resource_url the resource tool returned',
+    );
+  }
+
+  let body: Row[] = [];
+  let source: ResolvedRows['source'] = 'abstract_only';
+  let bytesReceived = 0;
+  if (hasUrl) {
+    source = 'resource_url';
+    const ids = uniqueIds(abstract);
+    // An empty selection must not be fetched: empty row_ids means every row on the wire.
+    if (ids.length > 0) {
+      const fetched = await fetchBody(args.resource_url as string, { ...fetchOptions, rowIds: ids });
+      body = rowsFromTable(fetched.table);
+      bytesReceived = fetched.bytesReceived;
+    }
+  } else if (hasBody) {
+    source = 'body_data';
+    const wanted = new Set(abstract.map((row) => row[ROW_ID]));
+    body = parseBodyData(args.body_data as string).filter((row) => wanted.has(row[ROW_ID]));
+  }
+  const rows = mergeByRowId(
+    abstract.map((row) => applyColumnMapping(row, mapping)),
+    body.map((row) => applyColumnMapping(row, mapping)),
+  );
+  return { rows, table: tableFromRows(rows, { preserveRowIds: true }), source, bytesReceived };
+}
+
+/** The abstract's ids, each once, in first-seen order. */
+function uniqueIds(rows: readonly Row[]): number[] {
+  return [...new Set(rows.map((row) => row[ROW_ID] as number))];
+}

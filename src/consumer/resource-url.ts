@@ -1,0 +1,98 @@
+/**
+ * The consumer's first line of defence: a `resource_url` comes from an LLM,
+ * so before any byte leaves this process we check that it is an S2SP
+ * data-plane URL (`.../s2sp/data/<token>`) on an origin we trust. Without the
+ * origin check a prompt-injected agent could make the consumer POST to any
+ * host it can reach (SSRF).
+ *
+ * Messages are written for the LLM that chose the URL: they say what to do
+ * next, and never repeat the token (a bearer capability) in full.
+ */
+import { isWellFormedToken, redactToken } from '../cache/token.js';
+import { S2SPError } from '../errors.js';
+
+/**
+ * Origins a consumer trusts besides loopback: none. Loopback (localhost,
+ * 127.0.0.0/8, [::1]) is always allowed, since the resource server usually
+ * runs next to the consumer.
+ */
+export const DEFAULT_ALLOWED_ORIGINS: readonly string[] = Object.freeze([]);
+
+const DATA_PATH = /\/s2sp\/data\/([^/]+)$/;
+const LOOPBACK_TEXT = 'loopback (localhost, 127.0.0.0/8, [::1])';
+const HINT = 'resource_url must be the URL returned by the resource tool, passed unchanged';
+
+/**
+ * Parses and checks a resource_url.
+ *
+ * @param resourceUrl the URL as the agent passed it
+ * @param allowedOrigins origins trusted besides loopback, e.g. `https://data.example.com`
+ * @returns the parsed URL
+ * @throws S2SPError `S2SP_ERR_CONSUMER_URL_INVALID` for anything that is not an
+ *   http(s) URL ending in `/s2sp/data/<token>`; `S2SP_ERR_CONSUMER_ORIGIN_REFUSED`
+ *   when its origin is neither loopback nor allowed; `S2SP_ERR_CONSUMER_ARG_INVALID`
+ *   when an entry of `allowedOrigins` is not an http(s) origin (a configuration error)
+ */
+export function checkResourceUrl(resourceUrl: string, allowedOrigins: readonly string[] = DEFAULT_ALLOWED_ORIGINS): URL {
+  if (typeof resourceUrl !== 'string' || resourceUrl.trim() === '') {
+    throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', `resource_url is missing or empty; ${HINT}`);
+  }
+  let url: URL;
+  try {
+    url = new URL(resourceUrl.trim());
+  } catch {
+    // The text may hold a token: do not echo it.
+    throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', `resource_url is not a valid URL; ${HINT}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new S2SPError(
+      'S2SP_ERR_CONSUMER_URL_INVALID',
+      `resource_url must use http: or https:, not ${url.protocol}; ${HINT}` +
+        (url.protocol === 'ddi:' ? ' (a ddi:// handle is only understood by an S2SP-aware agent SDK)' : ''),
+    );
+  }
+  const match = DATA_PATH.exec(url.pathname);
+  if (match === null) {
+    throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', `resource_url path must end with /s2sp/data/<token>; ${HINT}`);
+  }
+  if (!isWellFormedToken(match[1])) {
+    throw new S2SPError(
+      'S2SP_ERR_CONSUMER_URL_INVALID',
+      `resource_url token ${JSON.stringify(redactToken(match[1]))} is malformed (a token is 43 base64url characters); ${HINT}`,
+    );
+  }
+  const allowed = normaliseOrigins(allowedOrigins);
+  if (!isLoopbackHost(url.hostname) && !allowed.includes(url.origin)) {
+    const list = [LOOPBACK_TEXT, ...allowed].join(', ');
+    throw new S2SPError(
+      'S2SP_ERR_CONSUMER_ORIGIN_REFUSED',
+      `resource_url origin ${url.origin} is not allowed; allowed origins: ${list}. ${HINT}; ` +
+        'if it is, the consumer server must add that origin to its allowed origins',
+    );
+  }
+  return url;
+}
+
+/** True for `localhost`, any 127.0.0.0/8 address and `[::1]` (URL.hostname form). */
+export function isLoopbackHost(hostname: string): boolean {
+  if (hostname === 'localhost' || hostname === '[::1]') return true;
+  // URL has already normalised IPv4 spellings (0x7f.1, 2130706433) to dotted quads.
+  const quad = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(hostname);
+  return quad !== null && quad[1] === '127';
+}
+
+/** `URL.origin` of each entry, so `https://X.example:443/` equals `https://x.example`. */
+function normaliseOrigins(origins: readonly string[]): string[] {
+  return origins.map((origin) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `allowed origin ${JSON.stringify(origin)} is not a URL`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `allowed origin ${JSON.stringify(origin)} must be http: or https:`);
+    }
+    return parsed.origin;
+  });
+}

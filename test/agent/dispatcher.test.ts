@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { DdiBuffer, isDdiHandle } from '../../src/agent/ddi-buffer.js';
+import { S2SPDispatcher } from '../../src/agent/dispatcher.js';
+
+const ENVELOPE = {
+  total_rows: 2,
+  columns: ['event', 'description'],
+  abstract_domains: ['event'],
+  body_domains: ['description'],
+  abstract: [
+    { _row_id: 0, event: 'Wind' },
+    { _row_id: 1, event: 'Flood' },
+  ],
+  body: [
+    { _row_id: 0, description: 'secret 0' },
+    { _row_id: 1, description: 'secret 1' },
+  ],
+};
+
+function textResult(doc: unknown): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(doc) }] };
+}
+
+test('afterToolResult moves the body into the buffer and sets a ddi:// resource_url', () => {
+  const dispatcher = new S2SPDispatcher();
+  const input = textResult(ENVELOPE);
+  const inputText = (input.content[0] as { text: string }).text;
+  const out = dispatcher.afterToolResult(input);
+  assert.notEqual(out, input);
+  assert.equal((input.content[0] as { text: string }).text, inputText, 'input not mutated');
+  const text = (out.content[0] as { type: string; text: string }).text;
+  assert.ok(!text.includes('secret'), 'the LLM never sees the body');
+  assert.ok(!text.includes('\n'), 'compact JSON');
+  const doc = JSON.parse(text);
+  assert.equal(doc.body, undefined);
+  assert.deepEqual(doc.abstract, ENVELOPE.abstract);
+  assert.equal(doc.total_rows, 2);
+  assert.ok(isDdiHandle(doc.resource_url));
+  assert.equal(dispatcher.buffer.size, 1);
+  assert.deepEqual(dispatcher.buffer.take(doc.resource_url), ENVELOPE.body);
+});
+
+test('structuredContent holding the envelope is rewritten with the same handle', () => {
+  const dispatcher = new S2SPDispatcher();
+  const out = dispatcher.afterToolResult({ ...textResult(ENVELOPE), structuredContent: { ...ENVELOPE } });
+  const fromText = JSON.parse((out.content[0] as { text: string }).text);
+  assert.equal(out.structuredContent?.body, undefined);
+  assert.equal(out.structuredContent?.resource_url, fromText.resource_url);
+  assert.deepEqual(out.structuredContent?.abstract, ENVELOPE.abstract);
+  assert.equal(dispatcher.buffer.size, 1);
+});
+
+test('structuredContent alone is handled too', () => {
+  const dispatcher = new S2SPDispatcher();
+  const out = dispatcher.afterToolResult({ content: [{ type: 'text', text: 'see structured content' }], structuredContent: { ...ENVELOPE } });
+  assert.ok(isDdiHandle(out.structuredContent?.resource_url));
+  assert.equal(out.structuredContent?.body, undefined);
+  assert.equal((out.content[0] as { text: string }).text, 'see structured content');
+});
+
+test('other results pass through as the same object', () => {
+  const dispatcher = new S2SPDispatcher();
+  const results: CallToolResult[] = [
+    { content: [{ type: 'text', text: 'hello' }] },
+    { content: [{ type: 'text', text: '{not json' }] },
+    { content: [{ type: 'text', text: '[{"a":1}]' }] },
+    textResult({ abstract: [], resource_url: 'http://127.0.0.1/s2sp/data/x' }), // async: no body
+    textResult({ body: [] }),
+    textResult({ abstract: [], body: 'not rows' }),
+    { ...textResult(ENVELOPE), isError: true },
+    { content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] },
+    { content: [] },
+  ];
+  for (const result of results) assert.equal(dispatcher.afterToolResult(result), result);
+  assert.equal(dispatcher.buffer.size, 0);
+});
+
+test('beforeToolCall swaps a ddi:// handle for body_data, single use', () => {
+  const dispatcher = new S2SPDispatcher();
+  const handle = dispatcher.buffer.put(ENVELOPE.body);
+  const args = { abstract_data: '[{"_row_id":1}]', resource_url: handle };
+  const out = dispatcher.beforeToolCall(args);
+  assert.notEqual(out, args);
+  assert.deepEqual(args, { abstract_data: '[{"_row_id":1}]', resource_url: handle }, 'input not mutated');
+  assert.deepEqual(Object.keys(out ?? {}).sort(), ['abstract_data', 'body_data']);
+  assert.deepEqual(JSON.parse(out?.body_data as string), ENVELOPE.body);
+  assert.equal(dispatcher.buffer.has(handle), false);
+  assert.throws(() => dispatcher.beforeToolCall(args), { code: 'S2SP_ERR_DDI_HANDLE_UNKNOWN' });
+});
+
+test('beforeToolCall leaves other arguments untouched (same object)', () => {
+  const dispatcher = new S2SPDispatcher();
+  dispatcher.buffer.put([]);
+  const cases = [
+    undefined,
+    {},
+    { resource_url: 'http://127.0.0.1:9001/s2sp/data/abc' },
+    { resource_url: 'ddi://too-short' },
+    { resource_url: 42 },
+    { other: 'ddi://x' },
+  ];
+  for (const args of cases) assert.equal(dispatcher.beforeToolCall(args), args);
+  assert.equal(dispatcher.buffer.size, 1);
+});
+
+test('two dispatchers can share one buffer', () => {
+  const buffer = new DdiBuffer();
+  const a = new S2SPDispatcher(buffer);
+  const b = new S2SPDispatcher(buffer);
+  const out = a.afterToolResult(textResult(ENVELOPE));
+  const handle = JSON.parse((out.content[0] as { text: string }).text).resource_url;
+  const args = b.beforeToolCall({ abstract_data: '*', resource_url: handle });
+  assert.deepEqual(JSON.parse(args?.body_data as string), ENVELOPE.body);
+  assert.equal(buffer.size, 0);
+});
+
+test('round trip: the result the LLM sees feeds a consumer call that gets the body', () => {
+  const dispatcher = new S2SPDispatcher();
+  const seen = JSON.parse((dispatcher.afterToolResult(textResult(ENVELOPE)).content[0] as { text: string }).text);
+  const chosen = seen.abstract.filter((row: { event: string }) => row.event === 'Flood');
+  const args = dispatcher.beforeToolCall({ abstract_data: JSON.stringify(chosen), resource_url: seen.resource_url });
+  assert.equal(args?.resource_url, undefined);
+  assert.equal(args?.abstract_data, '[{"_row_id":1,"event":"Flood"}]');
+  assert.deepEqual(JSON.parse(args?.body_data as string), ENVELOPE.body);
+});

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isGiven, parseAbstractData, parseBodyData } from '../../src/consumer/consumer-args.js';
+
+function errorOf(fn: () => unknown): { code?: string; message: string } {
+  try {
+    fn();
+  } catch (error) {
+    return error as { code?: string; message: string };
+  }
+  assert.fail('expected a throw');
+}
+
+test('"*" means every row', () => {
+  assert.equal(parseAbstractData('*'), '*');
+  assert.equal(parseAbstractData('  * \n'), '*');
+});
+
+test('abstract rows parse', () => {
+  assert.deepEqual(parseAbstractData('[{"_row_id":0,"a":1},{"_row_id":7}]'), [{ _row_id: 0, a: 1 }, { _row_id: 7 }]);
+  assert.deepEqual(parseAbstractData('[]'), []);
+});
+
+test('malformed abstract_data is ARG_INVALID naming the parameter and row', () => {
+  const cases: [string, RegExp][] = [
+    ['', /abstract_data is missing/],
+    ['[{', /abstract_data is not valid JSON/],
+    ['{"_row_id":0}', /abstract_data must be a JSON array/],
+    ['[1]', /abstract_data row 0 is not a JSON object/],
+    ['[{"_row_id":0},{"_row_id":1},{"_row_id":2},{"a":1}]', /abstract_data row 3 has no _row_id; pass the abstract rows exactly as the resource tool returned them/],
+    ['[{"_row_id":"0"}]', /abstract_data row 0 has _row_id "0"/],
+    ['[{"_row_id":-1}]', /abstract_data row 0/],
+    ['[{"_row_id":0.5}]', /abstract_data row 0/],
+    ['[{"_row_id":null}]', /abstract_data row 0/],
+    ['[{"_row_id":4294967296}]', /abstract_data row 0/],
+  ];
+  for (const [text, pattern] of cases) {
+    const error = errorOf(() => parseAbstractData(text));
+    assert.equal(error.code, 'S2SP_ERR_CONSUMER_ARG_INVALID', text);
+    assert.match(error.message, pattern, text);
+  }
+});
+
+test('body_data has the same checks, under its own name, and no "*"', () => {
+  assert.deepEqual(parseBodyData('[{"_row_id":1,"b":2}]'), [{ _row_id: 1, b: 2 }]);
+  for (const text of ['*', '[{"b":2}]', 'nope', '{}']) {
+    const error = errorOf(() => parseBodyData(text));
+    assert.equal(error.code, 'S2SP_ERR_CONSUMER_ARG_INVALID', text);
+    assert.match(error.message, /body_data/, text);
+  }
+});
+
+test('a non-string abstract_data (an array passed as is) says it must be a string', () => {
+  const error = errorOf(() => parseAbstractData([{ _row_id: 0 }] as unknown as string));
+  assert.equal(error.code, 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.match(error.message, /abstract_data must be a string holding a JSON array, got an array/);
+});
+
+test('isGiven treats blank strings as absent', () => {
+  assert.equal(isGiven(undefined), false);
+  assert.equal(isGiven(''), false);
+  assert.equal(isGiven('  '), false);
+  assert.equal(isGiven('x'), true);
+});

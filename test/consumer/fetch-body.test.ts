@@ -1,0 +1,235 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { mintToken } from '../../src/cache/token.js';
+import { fetchBody } from '../../src/consumer/fetch-body.js';
+import { rowsFromTable } from '../../src/table/rows-from-table.js';
+import { sendJson, startDataPlane, startStandIn } from './stand-in-server.js';
+
+const ROWS = [
+  { name: 'a', mag: 1.5, tags: ['x'], meta: { depth: 3 } },
+  { name: 'b', mag: 2, tags: [], meta: null },
+  { name: 'c', mag: 3.25, tags: ['y', 'z'], meta: { depth: 1 } },
+  { name: 'd', mag: -1, tags: null, meta: { depth: 0 } },
+];
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+  } catch (error) {
+    return (error as { code?: string }).code;
+  }
+  return undefined;
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as { code?: string; message: string };
+  }
+  assert.fail('expected a rejection');
+}
+
+test('fetches selected rows and columns from the real data plane', async (t) => {
+  const { url } = await startDataPlane(t, ROWS);
+  const fetched = await fetchBody(url, { rowIds: [3, 1], columns: ['name', 'meta'] });
+  assert.equal(fetched.format, 'json');
+  assert.equal(fetched.totalRows, 2);
+  assert.deepEqual(fetched.columns, ['_row_id', 'name', 'meta']);
+  assert.ok(fetched.bytesReceived > 0);
+  assert.equal(fetched.table.schema.fields[0].name, '_row_id');
+  assert.deepEqual(rowsFromTable(fetched.table), [
+    { _row_id: 1, name: 'b', meta: null },
+    { _row_id: 3, name: 'd', meta: { depth: 0 } },
+  ]);
+});
+
+test('fetches every row when rowIds is undefined; nested values round-trip', async (t) => {
+  const { url } = await startDataPlane(t, ROWS);
+  const fetched = await fetchBody(url);
+  assert.equal(fetched.totalRows, 4);
+  assert.deepEqual(rowsFromTable(fetched.table), ROWS.map((row, i) => ({ _row_id: i, ...row })));
+});
+
+test('a consumed token gives FETCH_FAILED carrying the server code and advice', async (t) => {
+  const { url } = await startDataPlane(t, ROWS);
+  await fetchBody(url, { rowIds: [0] });
+  const error = await errorOf(fetchBody(url, { rowIds: [0] }));
+  assert.equal(error.code, 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+  assert.match(error.message, /404/);
+  assert.match(error.message, /S2SP_ERR_TOKEN_NOT_FOUND/);
+  assert.match(error.message, /call the resource tool again/);
+});
+
+test('a 400 from the data plane carries its message', async (t) => {
+  const { url, token, store } = await startDataPlane(t, ROWS);
+  const error = await errorOf(fetchBody(url, { rowIds: [0], columns: ['nope'] }));
+  assert.equal(error.code, 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+  assert.match(error.message, /S2SP_ERR_REQUEST_COLUMNS_INVALID/);
+  assert.match(error.message, /nope/);
+  assert.equal(await store.has(token), true, 'a 4xx never consumes the token');
+});
+
+test('sends POST, JSON headers and the request body of SPEC 3.1', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [], total_rows: 0, columns_returned: ['_row_id'] }));
+  await fetchBody(standIn.url, { rowIds: [5, 2], columns: [] });
+  await fetchBody(standIn.url, { columns: ['a', 'b'] });
+  await fetchBody(standIn.url);
+  const [first, second, third] = standIn.requests;
+  assert.equal(first.method, 'POST');
+  assert.match(String(first.headers['content-type']), /^application\/json/);
+  assert.equal(first.headers.accept, 'application/json');
+  assert.equal(first.url, new URL(standIn.url).pathname);
+  assert.deepEqual(JSON.parse(first.body), { row_ids: [5, 2] });
+  assert.deepEqual(JSON.parse(second.body), { columns: ['a', 'b'] });
+  assert.deepEqual(JSON.parse(third.body), {});
+});
+
+test("accepts the Python reference's answer without columns_returned", async (t) => {
+  const body = [
+    { _row_id: 2, description: 'Gusts up to 55 mph', severity: 'Severe' },
+    { _row_id: 0, description: 'North winds', severity: 'Moderate' },
+  ];
+  const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body, total_rows: body.length }));
+  const fetched = await fetchBody(standIn.url, { rowIds: [0, 2] });
+  assert.equal(fetched.totalRows, 2);
+  assert.deepEqual(fetched.columns, ['_row_id', 'description', 'severity']);
+  assert.deepEqual(rowsFromTable(fetched.table), body, 'ids kept as the server sent them, in its order');
+});
+
+test('garbage, truncated JSON and wrong shapes are RESPONSE_INVALID', async (t) => {
+  const answers: string[] = [
+    'hello, not json',
+    '{"body":[{"_row_id":0,"a":1},{"_row_id":1,',
+    '',
+    '[1,2,3]',
+    '{"rows":[]}',
+    '{"body":{"_row_id":0}}',
+    '{"body":[1]}',
+    '{"body":[{"a":1}]}',
+    '{"body":[{"_row_id":"0"}]}',
+    '{"body":[{"_row_id":1.5}]}',
+    '{"body":[{"_row_id":-1}]}',
+    '{"body":[{"_row_id":0},{"_row_id":0}]}',
+    '{"body":[],"total_rows":"3"}',
+    '{"body":[],"columns_returned":[1]}',
+  ];
+  let next = 0;
+  const standIn = await startStandIn(t, (_req, res) => {
+    const text = answers[next++];
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  });
+  for (const answer of answers) {
+    assert.equal(await codeOf(fetchBody(standIn.url)), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID', answer);
+  }
+});
+
+test('a 404 error document gives FETCH_FAILED saying to call the resource tool again', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) =>
+    sendJson(res, 404, { error: { code: 'S2SP_ERR_TOKEN_NOT_FOUND', message: 'unknown, expired or already consumed token' } }),
+  );
+  const error = await errorOf(fetchBody(standIn.url, { rowIds: [1] }));
+  assert.equal(error.code, 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+  assert.match(error.message, /S2SP_ERR_TOKEN_NOT_FOUND/);
+  assert.match(error.message, /call the resource tool again/);
+  assert.ok(!error.message.includes(new URL(standIn.url).pathname.slice(11)), 'no token in the message');
+});
+
+test("the reference's string error and non-JSON errors are FETCH_FAILED", async (t) => {
+  let next = 0;
+  const standIn = await startStandIn(t, (_req, res) => {
+    if (next++ === 0) sendJson(res, 404, { error: 'Resource not found or expired' });
+    else {
+      res.writeHead(500, { 'content-type': 'text/html' });
+      res.end('<html>Internal Server Error</html>');
+    }
+  });
+  const first = await errorOf(fetchBody(standIn.url));
+  assert.equal(first.code, 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+  assert.match(first.message, /Resource not found or expired/);
+  const second = await errorOf(fetchBody(standIn.url));
+  assert.equal(second.code, 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+  assert.match(second.message, /500/);
+});
+
+test('redirects are not followed', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => {
+    res.writeHead(302, { location: 'http://10.0.0.1/s2sp/data/x' });
+    res.end();
+  });
+  assert.equal(await codeOf(fetchBody(standIn.url)), 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+  assert.equal(standIn.requests.length, 1);
+});
+
+test('a Content-Length over maxBytes is BODY_TOO_LARGE before the body is read', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': 10_000_000 });
+    res.write('{"body":[');
+    // never finishes: the client must give up on the header alone
+  });
+  assert.equal(await codeOf(fetchBody(standIn.url, { maxBytes: 1000, timeoutMs: 5000 })), 'S2SP_ERR_CONSUMER_BODY_TOO_LARGE');
+});
+
+test('a chunked body growing past maxBytes is BODY_TOO_LARGE', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const row = (i: number) => JSON.stringify({ _row_id: i, text: 'x'.repeat(1000) });
+    res.write('{"body":[');
+    for (let i = 0; i < 50; i++) res.write(row(i) + ',');
+    res.end(`${row(50)}],"total_rows":51}`);
+  });
+  assert.equal(await codeOf(fetchBody(standIn.url, { maxBytes: 10_000 })), 'S2SP_ERR_CONSUMER_BODY_TOO_LARGE');
+  // The same answer fits a larger limit (this is not a parse failure).
+  assert.equal(await codeOf(fetchBody(standIn.url, { maxBytes: 1_000_000 })), undefined);
+});
+
+test('a connection cut mid-body is FETCH_FAILED, never fewer rows', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"body":[{"_row_id":0,"a":1}');
+    setTimeout(() => res.destroy(), 20);
+  });
+  assert.equal(await codeOf(fetchBody(standIn.url)), 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+});
+
+test('a server that never answers is FETCH_FAILED after timeoutMs', async (t) => {
+  const standIn = await startStandIn(t, () => {
+    /* never answers */
+  });
+  const started = Date.now();
+  assert.equal(await codeOf(fetchBody(standIn.url, { timeoutMs: 150 })), 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+  assert.ok(Date.now() - started < 5000);
+});
+
+test('an abort signal ends the fetch with FETCH_FAILED', async (t) => {
+  const standIn = await startStandIn(t, () => {
+    /* never answers */
+  });
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 50);
+  assert.equal(await codeOf(fetchBody(standIn.url, { signal: controller.signal })), 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+  assert.equal(await codeOf(fetchBody(standIn.url, { signal: AbortSignal.abort() })), 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+});
+
+test('a refused URL sends nothing', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [], total_rows: 0 }));
+  const foreign = `http://203.0.113.7/s2sp/data/${mintToken()}`;
+  assert.equal(await codeOf(fetchBody(foreign)), 'S2SP_ERR_CONSUMER_ORIGIN_REFUSED');
+  assert.equal(await codeOf(fetchBody(`${standIn.origin}/s2sp/data/short`)), 'S2SP_ERR_CONSUMER_URL_INVALID');
+  assert.equal(standIn.requests.length, 0);
+});
+
+test('an unreachable server is FETCH_FAILED', async () => {
+  // Port 1 (tcpmux) on loopback: nothing listens there, so the connection is refused.
+  const code = await codeOf(fetchBody(`http://127.0.0.1:1/s2sp/data/${mintToken()}`, { timeoutMs: 2000 }));
+  assert.equal(code, 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+});
+
+test('empty or malformed rowIds are ARG_INVALID and send nothing', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [], total_rows: 0 }));
+  assert.equal(await codeOf(fetchBody(standIn.url, { rowIds: [] })), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(await codeOf(fetchBody(standIn.url, { rowIds: [1.5] })), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(await codeOf(fetchBody(standIn.url, { rowIds: [-1] })), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(standIn.requests.length, 0);
+});

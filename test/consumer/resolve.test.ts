@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { mintToken } from '../../src/cache/token.js';
+import { resolveConsumerRows } from '../../src/consumer/resolve.js';
+import { rowsFromTable } from '../../src/table/rows-from-table.js';
+import { sendJson, startDataPlane, startStandIn } from './stand-in-server.js';
+
+const ALERTS = [
+  { event: 'Wind Advisory', severity: 'Moderate', description: 'North winds 25-35 mph' },
+  { event: 'Flood Watch', severity: 'Minor', description: 'River rising' },
+  { event: 'High Wind Warning', severity: 'Severe', description: 'Gusts up to 55 mph' },
+];
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+  } catch (error) {
+    return (error as { code?: string }).code;
+  }
+  return undefined;
+}
+
+test('async: fetches only the chosen rows, merges them in the abstract order, abstract wins', async (t) => {
+  const { url } = await startDataPlane(t, ALERTS);
+  const abstract = [
+    { _row_id: 2, event: 'High Wind Warning (edited)' },
+    { _row_id: 0, event: 'Wind Advisory' },
+  ];
+  const resolved = await resolveConsumerRows({ abstract_data: JSON.stringify(abstract), resource_url: url });
+  assert.equal(resolved.source, 'resource_url');
+  assert.ok(resolved.bytesReceived > 0);
+  assert.deepEqual(resolved.rows, [
+    { _row_id: 2, event: 'High Wind Warning (edited)', severity: 'Severe', description: 'Gusts up to 55 mph' },
+    { _row_id: 0, event: 'Wind Advisory', severity: 'Moderate', description: 'North winds 25-35 mph' },
+  ]);
+  assert.deepEqual(rowsFromTable(resolved.table), resolved.rows);
+  assert.equal(resolved.table.schema.fields[0].name, '_row_id');
+});
+
+test('async: the fetch asks for the chosen ids only', async (t) => {
+  const standIn = await startStandIn(t, (req, res) => {
+    const ids = JSON.parse(req.body).row_ids as number[];
+    sendJson(res, 200, { body: ids.map((id) => ({ _row_id: id, x: id * 10 })), total_rows: ids.length });
+  });
+  const resolved = await resolveConsumerRows({
+    abstract_data: '[{"_row_id":4},{"_row_id":1},{"_row_id":4}]',
+    resource_url: standIn.url,
+  });
+  assert.deepEqual(JSON.parse(standIn.requests[0].body), { row_ids: [4, 1] });
+  assert.deepEqual(resolved.rows, [{ _row_id: 4, x: 40 }, { _row_id: 1, x: 10 }, { _row_id: 4, x: 40 }]);
+});
+
+test('column_mapping applies to both sides before the merge', async (t) => {
+  const { url } = await startDataPlane(t, ALERTS);
+  const resolved = await resolveConsumerRows({
+    abstract_data: '[{"_row_id":1,"event":"Flood Watch"}]',
+    resource_url: url,
+    column_mapping: '{"event":"alert_type","description":"text"}',
+  });
+  assert.deepEqual(resolved.rows, [{ _row_id: 1, alert_type: 'Flood Watch', severity: 'Minor', text: 'River rising' }]);
+  assert.deepEqual(
+    resolved.table.schema.fields.map((f) => f.name),
+    ['_row_id', 'alert_type', 'severity', 'text'],
+  );
+});
+
+test('"*" with resource_url fetches every row without row_ids', async (t) => {
+  const { url } = await startDataPlane(t, ALERTS);
+  const resolved = await resolveConsumerRows({ abstract_data: '*', resource_url: url, column_mapping: '{"event":"e"}' });
+  assert.equal(resolved.source, 'resource_url');
+  assert.equal(resolved.rows.length, 3);
+  assert.deepEqual(resolved.rows[2], { _row_id: 2, e: 'High Wind Warning', severity: 'Severe', description: 'Gusts up to 55 mph' });
+  assert.equal(resolved.table.numRows, 3);
+});
+
+test('"*" sends no row_ids', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [{ _row_id: 0, a: 1 }], total_rows: 1 }));
+  const resolved = await resolveConsumerRows({ abstract_data: ' * ', resource_url: standIn.url });
+  assert.deepEqual(JSON.parse(standIn.requests[0].body), {});
+  assert.deepEqual(resolved.rows, [{ _row_id: 0, a: 1 }]);
+});
+
+test('sync: body_data is filtered by the chosen ids and merged', async () => {
+  const body = [
+    { _row_id: 0, description: 'a' },
+    { _row_id: 1, description: 'b' },
+    { _row_id: 2, description: 'c' },
+  ];
+  const resolved = await resolveConsumerRows({
+    abstract_data: '[{"_row_id":2,"event":"x"},{"_row_id":0,"event":"y"}]',
+    body_data: JSON.stringify(body),
+  });
+  assert.equal(resolved.source, 'body_data');
+  assert.equal(resolved.bytesReceived, 0);
+  assert.deepEqual(resolved.rows, [
+    { _row_id: 2, description: 'c', event: 'x' },
+    { _row_id: 0, description: 'a', event: 'y' },
+  ]);
+});
+
+test('"*" with body_data takes every body row', async () => {
+  const resolved = await resolveConsumerRows({ abstract_data: '*', body_data: '[{"_row_id":0,"a":1},{"_row_id":1,"a":2}]' });
+  assert.equal(resolved.source, 'body_data');
+  assert.deepEqual(resolved.rows, [{ _row_id: 0, a: 1 }, { _row_id: 1, a: 2 }]);
+  assert.equal(resolved.table.numRows, 2);
+});
+
+test('neither resource_url nor body_data: the abstract rows alone', async () => {
+  const resolved = await resolveConsumerRows({ abstract_data: '[{"_row_id":1,"a":1}]', resource_url: '', body_data: '  ' });
+  assert.equal(resolved.source, 'abstract_only');
+  assert.deepEqual(resolved.rows, [{ _row_id: 1, a: 1 }]);
+});
+
+test('"*" without a body source is ARG_INVALID', async () => {
+  assert.equal(await codeOf(resolveConsumerRows({ abstract_data: '*' })), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+});
+
+test('both resource_url and body_data is ARG_INVALID', async () => {
+  const code = await codeOf(
+    resolveConsumerRows({
+      abstract_data: '[{"_row_id":0}]',
+      resource_url: `http://127.0.0.1:9/s2sp/data/${mintToken()}`,
+      body_data: '[{"_row_id":0}]',
+    }),
+  );
+  assert.equal(code, 'S2SP_ERR_CONSUMER_ARG_INVALID');
+});
+
+test('malformed arguments are ARG_INVALID before any fetch', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [], total_rows: 0 }));
+  assert.equal(await codeOf(resolveConsumerRows({ abstract_data: '[{"a":1}]', resource_url: standIn.url })), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(
+    await codeOf(resolveConsumerRows({ abstract_data: '[{"_row_id":0}]', resource_url: standIn.url, column_mapping: '[1]' })),
+    'S2SP_ERR_CONSUMER_ARG_INVALID',
+  );
+  assert.equal(await codeOf(resolveConsumerRows({ abstract_data: '[{"_row_id":0}]', body_data: 'x' })), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(standIn.requests.length, 0);
+});
+
+test('an empty selection fetches nothing and leaves the token alive', async (t) => {
+  const { url, token, store } = await startDataPlane(t, ALERTS);
+  const resolved = await resolveConsumerRows({ abstract_data: '[]', resource_url: url });
+  assert.deepEqual(resolved.rows, []);
+  assert.equal(resolved.table.numRows, 0);
+  assert.equal(await store.has(token), true);
+});
+
+test('fetch errors pass through with their codes', async (t) => {
+  const { url } = await startDataPlane(t, ALERTS);
+  await resolveConsumerRows({ abstract_data: '[{"_row_id":0}]', resource_url: url });
+  assert.equal(await codeOf(resolveConsumerRows({ abstract_data: '[{"_row_id":0}]', resource_url: url })), 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+  const foreign = `https://data.example.com/s2sp/data/${mintToken()}`;
+  assert.equal(await codeOf(resolveConsumerRows({ abstract_data: '[{"_row_id":0}]', resource_url: foreign })), 'S2SP_ERR_CONSUMER_ORIGIN_REFUSED');
+});
+
+test('maxBodyBytes reaches the fetch', async (t) => {
+  const { url } = await startDataPlane(t, ALERTS);
+  const code = await codeOf(resolveConsumerRows({ abstract_data: '*', resource_url: url }, { maxBodyBytes: 10 }));
+  assert.equal(code, 'S2SP_ERR_CONSUMER_BODY_TOO_LARGE');
+});
