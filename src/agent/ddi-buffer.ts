@@ -52,6 +52,12 @@ export class DdiBuffer {
     return rows;
   }
 
+  /** Puts rows back under a handle `take` removed (the call that spent it failed). */
+  restore(handle: string, rows: unknown[]): void {
+    if (!isDdiHandle(handle)) throw new TypeError('restore needs a ddi:// handle');
+    this.entries.set(handle, rows);
+  }
+
   /** True when the handle names rows not yet taken. */
   has(handle: string): boolean {
     return this.entries.has(handle);

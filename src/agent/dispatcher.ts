@@ -23,6 +23,9 @@ export class S2SPDispatcher {
   readonly buffer: DdiBuffer;
 
   /** @param buffer share one buffer between dispatchers of several servers; a new one by default */
+  /** Rows taken by beforeToolCall whose call has not succeeded yet, keyed by the arguments that carry them. */
+  private readonly inFlight = new WeakMap<object, { handle: string; rows: unknown[] }>();
+
   constructor(buffer: DdiBuffer = new DdiBuffer()) {
     this.buffer = buffer;
   }
@@ -69,9 +72,26 @@ export class S2SPDispatcher {
    */
   beforeToolCall(args: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
     if (args === undefined || args === null || !isDdiHandle(args.resource_url)) return args;
-    const rows = this.buffer.take(args.resource_url);
+    const handle = args.resource_url;
+    const rows = this.buffer.take(handle);
     const { resource_url: _handle, ...rest } = args;
-    return { ...rest, body_data: JSON.stringify(rows) };
+    const delivered = { ...rest, body_data: JSON.stringify(rows) };
+    this.inFlight.set(delivered, { handle, rows });
+    return delivered;
+  }
+
+  /**
+   * The call that carried `delivered` (what beforeToolCall returned) failed
+   * before the tool ran to completion: put its rows back under the same
+   * handle, so a retry loses nothing (single use is committed on success, as
+   * on the data plane, SPEC 3.4).
+   */
+  restore(delivered: Record<string, unknown> | undefined): void {
+    if (delivered === undefined) return;
+    const taken = this.inFlight.get(delivered);
+    if (taken === undefined) return;
+    this.inFlight.delete(delivered);
+    this.buffer.restore(taken.handle, taken.rows);
   }
 }
 

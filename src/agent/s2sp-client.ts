@@ -39,7 +39,16 @@ export class S2SPClient {
     const args = this.dispatcher.beforeToolCall(params.arguments);
     const request = args === undefined ? { ...params } : { ...params, arguments: args };
     // With CallToolResultSchema the SDK never returns the legacy `toolResult` shape.
-    const result = (await this.client.callTool(request, CallToolResultSchema, options)) as CallToolResult;
+    let result: CallToolResult;
+    try {
+      result = (await this.client.callTool(request, CallToolResultSchema, options)) as CallToolResult;
+    } catch (error) {
+      // The transport failed: the handle stays spendable for a retry.
+      this.dispatcher.restore(args);
+      throw error;
+    }
+    // A tool error (bad column_mapping, say) did not use the body: let the LLM retry with the same handle.
+    if (result.isError) this.dispatcher.restore(args);
     return this.dispatcher.afterToolResult(result);
   }
 }

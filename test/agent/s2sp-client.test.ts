@@ -110,3 +110,40 @@ test('two clients sharing one dispatcher: a handle from one server is spent on t
   assert.deepEqual(JSON.parse(received.body_data), ENVELOPE.body);
   assert.equal(dispatcher.buffer.size, 0);
 });
+
+test('a consumer call that errors keeps the ddi:// handle for a retry (single use is committed on success)', async (t) => {
+  const seen: Servers = { echoCalls: [] };
+  const dispatcher = new S2SPDispatcher();
+  const resource = new S2SPClient(await connect(t, { resource: true }, seen), dispatcher);
+  const visible = JSON.parse(((await resource.callTool({ name: 'get_alerts', arguments: { area: 'CA' } })).content[0] as { text: string }).text);
+
+  // A tool that fails (isError) did not use the body.
+  const failing = new McpServer({ name: 'failing', version: '1.0.0' });
+  failing.registerTool('consume', { inputSchema: { abstract_data: z.string(), body_data: z.string().optional() } }, async () => ({
+    isError: true,
+    content: [{ type: 'text', text: 'bad column_mapping' }],
+  }));
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  await failing.connect(serverTransport);
+  const failingClient = new Client({ name: 'agent', version: '1.0.0' });
+  await failingClient.connect(clientTransport);
+  t.after(async () => {
+    await failingClient.close();
+    await failing.close();
+  });
+  const consumer = new S2SPClient(failingClient, dispatcher);
+  const result = await consumer.callTool({ name: 'consume', arguments: { abstract_data: '*', resource_url: visible.resource_url } });
+  assert.equal(result.isError, true);
+  assert.ok(dispatcher.buffer.has(visible.resource_url), 'handle restored after a tool error');
+
+  // A transport that fails mid-call did not deliver the body either.
+  await failingClient.close();
+  await assert.rejects(consumer.callTool({ name: 'consume', arguments: { abstract_data: '*', resource_url: visible.resource_url } }));
+  assert.ok(dispatcher.buffer.has(visible.resource_url), 'handle restored after a transport failure');
+
+  // The retry on a working consumer spends it.
+  const echo = new S2SPClient(await connect(t, { echo: true }, seen), dispatcher);
+  await echo.callTool({ name: 'echo', arguments: { abstract_data: '*', resource_url: visible.resource_url } });
+  assert.equal(dispatcher.buffer.has(visible.resource_url), false);
+  assert.deepEqual(JSON.parse(String(seen.echoCalls[0].body_data)), ENVELOPE.body);
+});
