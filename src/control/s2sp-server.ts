@@ -18,6 +18,7 @@ import type { BodyStore } from '../cache/body-store.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { ResolveOptions } from '../consumer/resolve.js';
 import { s2spDataPlane } from '../data/data-plane-plugin.js';
+import { dataPlaneLogSerializers } from '../data/log-serializers.js';
 import { S2SPError } from '../errors.js';
 import { registerConsumerTool, type ConsumerToolConfig, type ConsumerToolHandler } from './consumer-tool.js';
 import { mcpHttpPlugin } from './mcp-http-plugin.js';
@@ -132,7 +133,10 @@ export class S2SPServer {
    */
   async listen(options: ListenOptions = {}): Promise<string> {
     if (this.app !== undefined) throw new Error('S2SPServer is already listening');
-    const app = Fastify({ logger: this.options.logger ?? false });
+    const app = Fastify({ logger: redactingLogger(this.options.logger ?? false) });
+    // fastify's default 404 logs "Route POST:<url> not found": a mistyped
+    // resource_url would put its token in the log.
+    app.setNotFoundHandler((_request, reply) => reply.code(404).send(new S2SPError('S2SP_ERR_ROUTE_NOT_FOUND').toJSON()));
     await app.register(s2spDataPlane, { store: this.store, bodyLimit: this.options.requestBodyLimit });
     if (options.mcpPath !== undefined) {
       await app.register(mcpHttpPlugin, { path: options.mcpPath, createServer: () => this.createMcpServer() });
@@ -172,6 +176,13 @@ export class S2SPServer {
     const { name, version = '0.0.0', instructions } = this.options;
     return new McpServer({ name, version }, instructions === undefined ? undefined : { instructions });
   }
+}
+
+/** Logger options whose request serializer redacts tokens in every URL this server logs. */
+function redactingLogger(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (logger === false || logger === undefined) return false;
+  const base = logger === true ? {} : logger;
+  return { ...base, serializers: { ...base.serializers, req: dataPlaneLogSerializers.req } };
 }
 
 function trimSlash(url: string): string {

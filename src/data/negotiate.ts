@@ -70,32 +70,73 @@ function splitOutsideQuotes(s: string, sep: string): string[] {
 }
 
 /**
- * Picks the response format for an Accept header: the acceptable range with
- * the highest q wins, earlier ranges winning ties.
+ * Picks the response format for an Accept header, the HTTP way (RFC 9110
+ * 12.5.1): each format we can write takes the q of the most specific range
+ * that matches it, so an explicit `application/json;q=0` refuses JSON even
+ * beside a wildcard; the highest q
+ * wins, ties go to the server's order (JSON, Arrow+LZ4, Arrow). Compression
+ * is only ever chosen when a range lists the codec; a range that lists only
+ * codecs we cannot write matches nothing.
  * @throws S2SPError `S2SP_ERR_ACCEPT_UNSUPPORTED` when nothing acceptable is supported
  */
 export function negotiateFormat(accept: string | undefined, support: NegotiationSupport): ResponseFormat {
   if (accept === undefined || accept.trim() === '') return { kind: 'json' };
+  const ranges = parseAccept(accept);
   let best: { format: ResponseFormat; q: number } | undefined;
-  for (const range of parseAccept(accept)) {
-    if (range.q <= 0) continue;
-    const format = formatFor(range, support);
-    if (format !== undefined && (best === undefined || range.q > best.q)) best = { format, q: range.q };
+  for (const format of candidates(support)) {
+    const q = qualityOf(format, ranges);
+    if (q > 0 && (best === undefined || q > best.q)) best = { format, q };
   }
   if (best === undefined) throw new S2SPError('S2SP_ERR_ACCEPT_UNSUPPORTED', unsupportedMessage(accept, support));
   return best.format;
 }
 
-function formatFor(range: MediaRange, support: NegotiationSupport): ResponseFormat | undefined {
-  if (range.type === '*/*' || range.type === 'application/*' || range.type === JSON_TYPE) return { kind: 'json' };
-  if (range.type !== ARROW_STREAM_TYPE || !support.arrow) return undefined;
-  const codecs = range.params.get('codecs');
-  if (codecs === undefined || codecs.trim() === '') return { kind: 'arrow' };
-  // The client lists what it can read; we pick the first one we can write.
-  for (const codec of codecs.split(',').map((c) => c.trim().toLowerCase())) {
-    if ((codec === 'lz4' || codec === 'lz4_frame') && support.lz4) return { kind: 'arrow', codec: 'lz4' };
+function candidates(support: NegotiationSupport): ResponseFormat[] {
+  const out: ResponseFormat[] = [{ kind: 'json' }];
+  if (support.arrow && support.lz4) out.push({ kind: 'arrow', codec: 'lz4' });
+  if (support.arrow) out.push({ kind: 'arrow' });
+  return out;
+}
+
+/** q of the most specific range matching `format`; 0 when none does. */
+function qualityOf(format: ResponseFormat, ranges: readonly MediaRange[]): number {
+  let specificity = -1;
+  let q = 0;
+  for (const range of ranges) {
+    const s = matchSpecificity(format, range);
+    if (s > specificity) {
+      specificity = s;
+      q = range.q;
+    }
   }
-  return undefined;
+  return q;
+}
+
+/** How specifically `range` names `format`: -1 no match, 0 any type, 1 `application/` any, 2 the type, 3 the type and its codec. */
+function matchSpecificity(format: ResponseFormat, range: MediaRange): number {
+  if (format.kind === 'json') {
+    if (range.type === JSON_TYPE) return 2;
+    if (range.type === 'application/*') return 1;
+    return range.type === '*/*' ? 0 : -1;
+  }
+  const codecs = listedCodecs(range);
+  if (format.codec !== undefined) {
+    return range.type === ARROW_STREAM_TYPE && codecs.includes(format.codec) ? 3 : -1;
+  }
+  if (range.type === ARROW_STREAM_TYPE) return codecs.length === 0 ? 2 : -1;
+  if (range.type === 'application/*') return 1;
+  return range.type === '*/*' ? 0 : -1;
+}
+
+/** The codecs a range lists (`codecs="lz4, zstd"`), normalised; `lz4_frame` is an alias of `lz4`. */
+function listedCodecs(range: MediaRange): string[] {
+  const value = range.params.get('codecs');
+  if (value === undefined) return [];
+  return value
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '')
+    .map((c) => (c === 'lz4_frame' ? 'lz4' : c));
 }
 
 function unsupportedMessage(accept: string, support: NegotiationSupport): string {

@@ -12,6 +12,8 @@
  *   only null or missing               -> Null
  */
 
+import { S2SPError } from '../errors.js';
+
 /** The storage kinds a JSON column can be inferred as. */
 export const ColumnKind = {
   Null: 'null',
@@ -67,8 +69,15 @@ export class ColumnObserver {
         if (n > this.maxTextLength) this.maxTextLength = n;
         return;
       }
-      default:
+      case 'object':
         this.seen |= SEEN_OTHER;
+        return;
+      default:
+        // bigint, function, symbol: no JSON value, so nothing a client could get back.
+        throw new S2SPError(
+          'S2SP_ERR_TABLE_INVALID',
+          `column ${JSON.stringify(this.name)} holds a ${typeof value}; rows must hold JSON values (convert bigints to numbers or strings)`,
+        );
     }
   }
 

@@ -243,3 +243,8 @@ test('property: rowsFromTable, the JSON body and an IPC round trip all give the 
     { numRuns: 300 },
   );
 });
+
+test('a bigint or function cell is S2SP_ERR_TABLE_INVALID naming the column', () => {
+  assert.throws(() => tableFromRows([{ a: 1n }]), (error: Error & { code: string }) => error.code === 'S2SP_ERR_TABLE_INVALID' && /"a"/.test(error.message));
+  assert.throws(() => tableFromRows([{ f: () => 1 }]), { code: 'S2SP_ERR_TABLE_INVALID' });
+});

@@ -1,0 +1,85 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { S2SPServer } from '../../src/control/s2sp-server.js';
+
+const ROWS = [{ a: 1, b: 'x' }, { a: 2, b: 'y' }];
+
+function envelopeOf(result: unknown): { resource_url: string } {
+  return JSON.parse(((result as CallToolResult).content[0] as { text: string }).text);
+}
+
+test('publicUrl is the base of every resource_url', async (t) => {
+  const server = new S2SPServer({ name: 't', publicUrl: 'https://data.example.test/prefix/' });
+  server.resourceTool('rows', { description: 'r' }, () => ROWS);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'c', version: '0' });
+  await client.connect(clientSide);
+  t.after(async () => {
+    await client.close();
+    await server.close();
+  });
+  const { resource_url } = envelopeOf(await client.callTool({ name: 'rows', arguments: { abstract_domains: 'a' } }));
+  assert.match(resource_url, /^https:\/\/data\.example\.test\/prefix\/s2sp\/data\/[A-Za-z0-9_-]{43}$/);
+});
+
+test('over HTTP every request sees the resource tools and what configure() added', async (t) => {
+  const server = new S2SPServer({ name: 't' });
+  server.resourceTool('rows', { description: 'r' }, () => ROWS);
+  server.configure((mcp) => mcp.registerTool('ping', { description: 'p' }, async () => ({ content: [{ type: 'text', text: 'pong' }] })));
+  const url = await server.listen({ mcpPath: '/mcp' });
+  t.after(() => server.close());
+  // Two clients at once: the stateless endpoint gives each request its own McpServer.
+  const clients = await Promise.all(
+    [1, 2].map(async () => {
+      const client = new Client({ name: 'c', version: '0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+      return client;
+    }),
+  );
+  t.after(() => Promise.all(clients.map((c) => c.close())));
+  for (const client of clients) {
+    assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name).sort(), ['ping', 'rows']);
+  }
+  const results = await Promise.all(clients.map((c) => c.callTool({ name: 'rows', arguments: { abstract_domains: 'b' } })));
+  const urls = results.map((r) => envelopeOf(r).resource_url);
+  assert.notEqual(urls[0], urls[1]);
+  for (const resourceUrl of urls) {
+    assert.ok(resourceUrl.startsWith(`${url}/s2sp/data/`));
+    assert.equal((await fetch(resourceUrl, { method: 'POST' })).status, 200);
+  }
+  assert.equal((await fetch(`${url}/mcp`)).status, 405);
+});
+
+test('unknown routes answer our JSON 404 and no log line carries a token in full', async (t) => {
+  const lines: string[] = [];
+  const server = new S2SPServer({ name: 't', logger: { level: 'trace', stream: { write: (line: string) => lines.push(line) } } });
+  server.resourceTool('rows', { description: 'r' }, () => ROWS);
+  const url = await server.listen();
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'c', version: '0' });
+  await client.connect(clientSide);
+  t.after(async () => {
+    await client.close();
+    await server.close();
+  });
+  const { resource_url } = envelopeOf(await client.callTool({ name: 'rows', arguments: { abstract_domains: 'a' } }));
+  const token = resource_url.slice(resource_url.lastIndexOf('/') + 1);
+  for (const path of [`//s2sp/data/${token}`, `/S2SP/data/${token}`, `/other/${token}`, `/s2sp/data/${token}/x`]) {
+    const response = await fetch(`${url}${path}`, { method: 'POST' });
+    assert.equal(response.status, 404, path);
+    assert.match(((await response.json()) as { error: { code: string } }).error.code, /^S2SP_ERR_(ROUTE|TOKEN)_NOT_FOUND$/);
+  }
+  assert.equal((await fetch(resource_url)).status, 405);
+  assert.equal((await fetch(resource_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"row_ids":[9]}' })).status, 400);
+  assert.equal((await fetch(resource_url, { method: 'POST' })).status, 200);
+  assert.equal((await fetch(resource_url, { method: 'POST' })).status, 404);
+  assert.ok(lines.length > 10, 'the logger captured the requests');
+  const leaks = lines.filter((line) => line.includes(token));
+  assert.deepEqual(leaks, []);
+});
