@@ -22,10 +22,13 @@ export function redactToken(token: string): string {
 }
 
 /**
- * Replaces anything token-shaped after `/s2sp/data/` in a URL or path with its
- * redacted form. Repeated slashes (`/s2sp/data//<token>`, a client joining a
- * base URL and a path) still reach the data plane's routes, so they are covered.
+ * Redacts a URL or path for logging: the segment after `/s2sp/data/` (any
+ * case, repeated slashes too), and any other run of 32 or more base64url
+ * characters, since a mistyped or mis-joined resource_url can put a token
+ * anywhere in the path.
  */
 export function redactTokensInUrl(url: string): string {
-  return url.replace(/(\/s2sp\/data\/+)([^/?#]{7,})/g, (_m, prefix: string, token: string) => prefix + redactToken(token));
+  return url
+    .replace(/(\/s2sp\/data\/+)([^/?#]{7,})/gi, (_m, prefix: string, token: string) => prefix + redactToken(token))
+    .replace(/[A-Za-z0-9_-]{32,}/g, (run) => redactToken(run));
 }
