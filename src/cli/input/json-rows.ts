@@ -1,0 +1,86 @@
+/**
+ * JSON text -> rows. Two shapes are tables: an array of objects (one row
+ * each) and a GeoJSON FeatureCollection (one row per feature, geojson.ts).
+ * Anything else is refused with a message that says which shape was found,
+ * since "not a table" alone does not help someone fix their file.
+ */
+import { S2SPError } from '../../errors.js';
+import type { Row } from '../../table/rows-from-table.js';
+import { isFeatureCollection, rowsFromFeatureCollection } from './geojson.js';
+import { TableFileFormat } from './table-file-format.js';
+
+/** Rows read from JSON text, and which of the two JSON shapes they came from. */
+export interface JsonRows {
+  rows: Row[];
+  format: typeof TableFileFormat.Json | typeof TableFileFormat.GeoJson;
+}
+
+/**
+ * Parses JSON text into rows.
+ *
+ * @param text the file's text (a leading BOM is ignored)
+ * @param expected `geojson` to accept only a FeatureCollection; `json`
+ *   accepts either shape (a FeatureCollection is still read as GeoJSON)
+ * @throws S2SPError `S2SP_ERR_INPUT_UNREADABLE` for invalid JSON or a value
+ *   that is neither an array of objects nor a FeatureCollection
+ */
+export function rowsFromJsonText(text: string, expected: JsonRows['format'] = TableFileFormat.Json): JsonRows {
+  const value = parseJson(text);
+  if (isFeatureCollection(value)) return { rows: rowsFromFeatureCollection(value), format: TableFileFormat.GeoJson };
+  if (expected === TableFileFormat.GeoJson) {
+    throw unreadable(`expected a GeoJSON FeatureCollection, found ${describe(value)}`);
+  }
+  if (!Array.isArray(value)) {
+    const hint = isFeature(value) ? ' (a single GeoJSON Feature: wrap it in a FeatureCollection)' : '';
+    throw unreadable(`expected an array of objects or a GeoJSON FeatureCollection, found ${describe(value)}${hint}`);
+  }
+  for (let i = 0; i < value.length; i++) {
+    const row = value[i];
+    if (typeof row !== 'object' || row === null || Array.isArray(row)) {
+      throw unreadable(`element ${i} of the JSON array is ${describe(row)}, not an object`);
+    }
+  }
+  return { rows: value as Row[], format: TableFileFormat.Json };
+}
+
+function parseJson(text: string): unknown {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  try {
+    return JSON.parse(body);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    // JSON Lines fails on its second line; say so instead of "unexpected token".
+    const hint = looksLikeJsonLines(body) ? ' (newline-delimited JSON is not supported: use a JSON array)' : '';
+    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', `invalid JSON: ${detail}${hint}`, { cause: err });
+  }
+}
+
+function looksLikeJsonLines(text: string): boolean {
+  const lines = text.slice(0, 65536).split('\n', 3).map((l) => l.trim());
+  return lines.length >= 2 && lines[0].startsWith('{') && lines[0].endsWith('}') && lines[1].startsWith('{');
+}
+
+function isFeature(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'Feature';
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'object':
+      return 'an object';
+    case 'string':
+      return 'a string';
+    case 'number':
+      return 'a number';
+    case 'boolean':
+      return 'a boolean';
+    default:
+      return typeof value;
+  }
+}
+
+function unreadable(what: string): S2SPError {
+  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', what);
+}
