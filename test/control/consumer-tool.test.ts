@@ -1,0 +1,128 @@
+/**
+ * The consumer-tool wrapper through MCP: the four parameters, merged rows and
+ * an Arrow Table for the handler, and each malformed argument as a tool error
+ * an LLM can act on.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { S2SPServer } from '../../src/control/s2sp-server.js';
+import type { ConsumerInput } from '../../src/control/consumer-tool.js';
+import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
+
+const ROWS = [
+  { event: 'Wind', area: 'CA', description: 'gusts' },
+  { event: 'Flood', area: 'NV', description: 'river' },
+  { event: 'Heat', area: 'AZ', description: 'sun' },
+];
+
+async function client(server: S2SPServer, t: TestContext): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const c = new Client({ name: 'c', version: '0' });
+  await c.connect(clientSide);
+  t.after(() => c.close());
+  return c;
+}
+
+async function setup(t: TestContext) {
+  const received: ConsumerInput[] = [];
+  const resource = new S2SPServer({ name: 'resource' });
+  resource.resourceTool('alerts', { description: 'a' }, () => ROWS);
+  await resource.listen();
+  const consumer = new S2SPServer({ name: 'consumer' });
+  consumer.consumerTool('ingest', { description: 'i' }, (input) => {
+    received.push(input);
+    return { count: input.rows.length };
+  });
+  t.after(async () => {
+    await resource.close();
+    await consumer.close();
+  });
+  return { resourceClient: await client(resource, t), consumerClient: await client(consumer, t), received };
+}
+
+async function call(c: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await c.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+function json(result: CallToolResult): { abstract: Array<{ _row_id: number }>; resource_url: string } {
+  return JSON.parse((result.content[0] as { text: string }).text);
+}
+
+test('the consumer tool exposes exactly the four string parameters', async (t) => {
+  const { consumerClient } = await setup(t);
+  const [tool] = (await consumerClient.listTools()).tools;
+  assert.deepEqual(Object.keys(tool.inputSchema.properties ?? {}), ['abstract_data', 'resource_url', 'body_data', 'column_mapping']);
+  assert.deepEqual(tool.inputSchema.required, ['abstract_data']);
+});
+
+test('async: the handler gets merged rows in abstract order and the same data as an Arrow Table', async (t) => {
+  const { resourceClient, consumerClient, received } = await setup(t);
+  const envelope = json(await call(resourceClient, 'alerts', { abstract_domains: 'event' }));
+  const chosen = [envelope.abstract[2], envelope.abstract[0]];
+  const result = await call(consumerClient, 'ingest', {
+    abstract_data: JSON.stringify(chosen),
+    resource_url: envelope.resource_url,
+    column_mapping: '{"event":"alert_type"}',
+  });
+  assert.equal(result.isError, undefined);
+  assert.deepEqual(JSON.parse((result.content[0] as { text: string }).text), { count: 2 });
+  const [input] = received;
+  assert.deepEqual(input.rows, [
+    { _row_id: 2, alert_type: 'Heat', area: 'AZ', description: 'sun' },
+    { _row_id: 0, alert_type: 'Wind', area: 'CA', description: 'gusts' },
+  ]);
+  assert.equal(input.source, 'resource_url');
+  assert.ok(input.bytesReceived > 0);
+  assert.equal(input.table.numRows, 2);
+  assert.deepEqual(input.table.schema.fields.map((f) => f.name), ['_row_id', 'alert_type', 'area', 'description']);
+  assert.deepEqual(input.table.getChild('_row_id')?.toArray(), Int32Array.from([2, 0]));
+});
+
+test('"*" takes every row of the resource', async (t) => {
+  const { resourceClient, consumerClient, received } = await setup(t);
+  const envelope = json(await call(resourceClient, 'alerts', { abstract_domains: 'event' }));
+  await call(consumerClient, 'ingest', { abstract_data: '*', resource_url: envelope.resource_url });
+  assert.deepEqual(received[0].rows.map((r) => r._row_id), [0, 1, 2]);
+});
+
+const ERRORS: Array<[string, Record<string, unknown>, string]> = [
+  ['abstract_data not JSON', { abstract_data: '[{' }, 'S2SP_ERR_CONSUMER_ARG_INVALID'],
+  ['abstract_data not an array', { abstract_data: '{"_row_id":0}' }, 'S2SP_ERR_CONSUMER_ARG_INVALID'],
+  ['abstract row without _row_id', { abstract_data: '[{"event":"Wind"}]' }, 'S2SP_ERR_CONSUMER_ARG_INVALID'],
+  ['column_mapping not an object', { abstract_data: '[]', column_mapping: '["a"]' }, 'S2SP_ERR_CONSUMER_ARG_INVALID'],
+  ['column_mapping onto one name', { abstract_data: '[]', column_mapping: '{"a":"x","b":"x"}' }, 'S2SP_ERR_CONSUMER_ARG_INVALID'],
+  ['body_data not JSON', { abstract_data: '[{"_row_id":0}]', body_data: 'nope' }, 'S2SP_ERR_CONSUMER_ARG_INVALID'],
+  ['file: URL', { abstract_data: '[{"_row_id":0}]', resource_url: 'file:///etc/passwd' }, 'S2SP_ERR_CONSUMER_URL_INVALID'],
+  ['data: URL', { abstract_data: '[{"_row_id":0}]', resource_url: 'data:application/json,{}' }, 'S2SP_ERR_CONSUMER_URL_INVALID'],
+  ['non-S2SP path', { abstract_data: '[{"_row_id":0}]', resource_url: 'http://127.0.0.1:9/admin' }, 'S2SP_ERR_CONSUMER_URL_INVALID'],
+  [
+    'disallowed origin',
+    { abstract_data: '[{"_row_id":0}]', resource_url: `http://203.0.113.7/s2sp/data/${'a'.repeat(43)}` },
+    'S2SP_ERR_CONSUMER_ORIGIN_REFUSED',
+  ],
+];
+
+for (const [label, args, code] of ERRORS) {
+  test(`consumer tool error: ${label} -> ${code}`, async (t) => {
+    const { consumerClient, received } = await setup(t);
+    const result = await call(consumerClient, 'ingest', args);
+    assert.equal(result.isError, true);
+    assert.equal(result._meta?.[ERROR_CODE_META_KEY], code);
+    assert.ok((result.content[0] as { text: string }).text.length > 30, 'a message an LLM can act on');
+    assert.equal(received.length, 0, 'the handler never ran');
+  });
+}
+
+test('a consumed resource_url is a tool error that says to call the resource tool again', async (t) => {
+  const { resourceClient, consumerClient } = await setup(t);
+  const envelope = json(await call(resourceClient, 'alerts', { abstract_domains: 'event' }));
+  const args = { abstract_data: JSON.stringify(envelope.abstract), resource_url: envelope.resource_url };
+  assert.equal((await call(consumerClient, 'ingest', args)).isError, undefined);
+  const again = await call(consumerClient, 'ingest', args);
+  assert.equal(again._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+  assert.match((again.content[0] as { text: string }).text, /resource tool again/);
+});
