@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { isDdiHandle } from '../../src/agent/ddi-buffer.js';
 import { S2SPDispatcher } from '../../src/agent/dispatcher.js';
 import { S2SPClient } from '../../src/agent/s2sp-client.js';
+import { connectInMemory } from '../support/in-memory-client.js';
 
 const ENVELOPE = {
   total_rows: 3,
@@ -50,15 +50,7 @@ async function connect(t: TestContext, tools: { resource?: boolean; echo?: boole
       },
     );
   }
-  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'test-agent', version: '1.0.0' });
-  await server.connect(serverTransport);
-  await client.connect(clientTransport);
-  t.after(async () => {
-    await client.close();
-    await server.close();
-  });
-  return client;
+  return connectInMemory(server, t);
 }
 
 test('the LLM sees a ddi:// handle and no body; the echo tool receives body_data once', async (t) => {
@@ -123,14 +115,7 @@ test('a consumer call that errors keeps the ddi:// handle for a retry (single us
     isError: true,
     content: [{ type: 'text', text: 'bad column_mapping' }],
   }));
-  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  await failing.connect(serverTransport);
-  const failingClient = new Client({ name: 'agent', version: '1.0.0' });
-  await failingClient.connect(clientTransport);
-  t.after(async () => {
-    await failingClient.close();
-    await failing.close();
-  });
+  const failingClient = await connectInMemory(failing, t);
   const consumer = new S2SPClient(failingClient, dispatcher);
   const result = await consumer.callTool({ name: 'consume', arguments: { abstract_data: '*', resource_url: visible.resource_url } });
   assert.equal(result.isError, true);

@@ -6,26 +6,17 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { S2SPServer } from '../../src/control/s2sp-server.js';
 import type { ConsumerInput } from '../../src/control/consumer-tool.js';
 import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
+import { connectInMemory } from '../support/in-memory-client.js';
 
 const ROWS = [
   { event: 'Wind', area: 'CA', description: 'gusts' },
   { event: 'Flood', area: 'NV', description: 'river' },
   { event: 'Heat', area: 'AZ', description: 'sun' },
 ];
-
-async function client(server: S2SPServer, t: TestContext): Promise<Client> {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const c = new Client({ name: 'c', version: '0' });
-  await c.connect(clientSide);
-  t.after(() => c.close());
-  return c;
-}
 
 async function setup(t: TestContext) {
   const received: ConsumerInput[] = [];
@@ -37,11 +28,7 @@ async function setup(t: TestContext) {
     received.push(input);
     return { count: input.rows.length };
   });
-  t.after(async () => {
-    await resource.close();
-    await consumer.close();
-  });
-  return { resourceClient: await client(resource, t), consumerClient: await client(consumer, t), received };
+  return { resourceClient: await connectInMemory(resource, t), consumerClient: await connectInMemory(consumer, t), received };
 }
 
 async function call(c: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {

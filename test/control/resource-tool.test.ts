@@ -1,26 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { tableFromArrays } from 'apache-arrow';
 import { z } from 'zod';
 import { S2SPServer } from '../../src/control/s2sp-server.js';
 import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
+import { connectInMemory } from '../support/in-memory-client.js';
 
 const ROWS = [
   { mag: 2, place: 'A', time: 1517966773840, depth: 5.5, tags: ['x'] },
   { mag: 4.5, place: 'B', time: 1517966773841, depth: null },
   { mag: 5, place: 'C', time: 1517966773842, depth: 10, extra: { k: 1 } },
 ];
-
-async function connect(server: S2SPServer): Promise<Client> {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: 'test', version: '0' });
-  await client.connect(clientSide);
-  return client;
-}
 
 async function setup(t: import('node:test').TestContext, options: { abstractRowLimit?: number; listen?: boolean } = {}) {
   const server = new S2SPServer({ name: 'test', abstractRowLimit: options.abstractRowLimit });
@@ -33,11 +25,7 @@ async function setup(t: import('node:test').TestContext, options: { abstractRowL
     tableFromArrays({ id: Int32Array.from([1, 2, 3]), v: Float64Array.from([0.5, 1.5, 2.5]) }),
   );
   if (options.listen !== false) await server.listen();
-  const client = await connect(server);
-  t.after(async () => {
-    await client.close();
-    await server.close();
-  });
+  const client = await connectInMemory(server, t);
   return { server, client };
 }
 
@@ -177,11 +165,7 @@ test('a full cache is a tool error and earlier bodies stay fetchable', async (t)
   const server = new S2SPServer({ name: 'small', maxCacheBytes: 3000 });
   server.resourceTool('quakes', { description: 'q' }, () => ROWS);
   await server.listen();
-  const client = await connect(server);
-  t.after(async () => {
-    await client.close();
-    await server.close();
-  });
+  const client = await connectInMemory(server, t);
   const urls: string[] = [];
   let full: CallToolResult | undefined;
   for (let i = 0; i < 20 && full === undefined; i++) {
@@ -199,11 +183,7 @@ test('a handler returning something that is not a table is a tool error', async 
   const server = new S2SPServer({ name: 'bad' });
   server.resourceTool('bad', { description: 'b' }, () => 42 as never);
   await server.listen();
-  const client = await connect(server);
-  t.after(async () => {
-    await client.close();
-    await server.close();
-  });
+  const client = await connectInMemory(server, t);
   const result = await call(client, 'bad', { abstract_domains: 'x' });
   assert.equal(result._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_TABLE_INVALID');
 });

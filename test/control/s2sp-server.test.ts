@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { S2SPServer } from '../../src/control/s2sp-server.js';
+import { connectInMemory } from '../support/in-memory-client.js';
 
 const ROWS = [{ a: 1, b: 'x' }, { a: 2, b: 'y' }];
 
@@ -15,14 +15,7 @@ function envelopeOf(result: unknown): { resource_url: string } {
 test('publicUrl is the base of every resource_url', async (t) => {
   const server = new S2SPServer({ name: 't', publicUrl: 'https://data.example.test/prefix/' });
   server.resourceTool('rows', { description: 'r' }, () => ROWS);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: 'c', version: '0' });
-  await client.connect(clientSide);
-  t.after(async () => {
-    await client.close();
-    await server.close();
-  });
+  const client = await connectInMemory(server, t);
   const { resource_url } = envelopeOf(await client.callTool({ name: 'rows', arguments: { abstract_domains: 'a' } }));
   assert.match(resource_url, /^https:\/\/data\.example\.test\/prefix\/s2sp\/data\/[A-Za-z0-9_-]{43}$/);
 });
@@ -60,14 +53,7 @@ test('unknown routes answer our JSON 404 and no log line carries a token in full
   const server = new S2SPServer({ name: 't', logger: { level: 'trace', stream: { write: (line: string) => lines.push(line) } } });
   server.resourceTool('rows', { description: 'r' }, () => ROWS);
   const url = await server.listen();
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: 'c', version: '0' });
-  await client.connect(clientSide);
-  t.after(async () => {
-    await client.close();
-    await server.close();
-  });
+  const client = await connectInMemory(server, t);
   const { resource_url } = envelopeOf(await client.callTool({ name: 'rows', arguments: { abstract_domains: 'a' } }));
   const token = resource_url.slice(resource_url.lastIndexOf('/') + 1);
   for (const path of [`//s2sp/data/${token}`, `/S2SP/data/${token}`, `/other/${token}`, `/s2sp/data/${token}/x`]) {
