@@ -42,6 +42,9 @@ export const ERRORS = {
   // Agent side (SPEC 2.3)
   S2SP_ERR_DDI_HANDLE_UNKNOWN: { status: 404, message: 'unknown or already used ddi:// handle' },
 
+  // Native codecs
+  S2SP_ERR_CODEC_UNAVAILABLE: { status: 406, message: 'the LZ4 codec (lz4-napi) is not available on this platform' },
+
   // CLI
   S2SP_ERR_INPUT_UNREADABLE: { status: 400, message: 'the input file could not be read as a table' },
 } as const satisfies Record<string, { status: number; message: string }>;
