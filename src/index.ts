@@ -39,7 +39,7 @@ export { redactToken } from './cache/token.js';
 export { tableFromRows, type TableFromRowsOptions } from './table/table-from-rows.js';
 export { rowsFromTable, type Row } from './table/rows-from-table.js';
 export { ROW_ID, withRowIds } from './table/row-id.js';
-export { JSON_EXTENSION } from './table/json-column.js';
+export { JSON_TEXT_METADATA_KEY } from './table/json-column.js';
 
 // Consumer side
 export { fetchBody, type FetchBodyOptions, type FetchedBody } from './consumer/fetch-body.js';

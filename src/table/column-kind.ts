@@ -8,7 +8,7 @@
  *   only numbers, some fractional      -> Float64 (int/float mixes too)
  *   only strings                       -> Utf8
  *   anything else (objects, arrays,
- *   values whose type changes)         -> JSON text (`arrow.json`)
+ *   values whose type changes)         -> JSON text (`s2sp:encoding = json`)
  *   only null or missing               -> Null
  */
 
