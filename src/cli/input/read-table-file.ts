@@ -1,7 +1,7 @@
 /**
  * Reads a table file for the CLI: JSON (an array of objects), GeoJSON (a
- * FeatureCollection), CSV or Arrow IPC, into an Arrow Table with `_row_id`
- * first, the shape every body in s2sp starts from.
+ * FeatureCollection), CSV, Arrow IPC or Parquet, into an Arrow Table with
+ * `_row_id` first, the shape every body in s2sp starts from.
  *
  * Every failure, from a missing file to a truncated Arrow stream, surfaces as
  * `S2SP_ERR_INPUT_UNREADABLE` with a message naming the file and the format
@@ -15,6 +15,7 @@ import { tableFromRows } from '../../table/table-from-rows.js';
 import { tableFromArrowBytes } from './arrow-file.js';
 import { rowsFromCsv } from './csv.js';
 import { rowsFromJsonText } from './json-rows.js';
+import { tableFromParquetBytes } from './parquet.js';
 import {
   TABLE_FILE_FORMATS,
   TableFileFormat,
@@ -38,7 +39,10 @@ export interface LoadedTable {
 export interface ReadTableFileOptions {
   /** Read as this format instead of guessing from the extension or content. */
   format?: TableFileFormat;
-  /** Called with a short human-readable line at each stage (read, detected, parsed). */
+  /**
+   * Called with a short human-readable line at each stage (read, detected,
+   * parsed, and each row group of a big Parquet file).
+   */
   onProgress?: (message: string) => void;
 }
 
@@ -46,8 +50,8 @@ export interface ReadTableFileOptions {
  * Reads `path` into an Arrow Table with `_row_id` first.
  *
  * The format is `options.format`, else the extension's (.json, .geojson,
- * .csv, .arrow/.arrows/.ipc/.feather), else sniffed from the first bytes.
- * Text must be UTF-8 (a BOM is fine).
+ * .csv, .arrow/.arrows/.ipc/.feather, .parquet/.pq), else sniffed from the
+ * first bytes. Text must be UTF-8 (a BOM is fine).
  *
  * @param path the file to read
  * @param options format override and progress callback
@@ -73,6 +77,11 @@ export async function readTableFile(path: string, options: ReadTableFileOptions 
   try {
     if (format === TableFileFormat.Arrow) {
       const table = tableFromArrowBytes(bytes);
+      progress(`${quote(path)}: ${table.numRows} rows x ${table.numCols - 1} columns`);
+      return { table, format, source: path };
+    }
+    if (format === TableFileFormat.Parquet) {
+      const table = await tableFromParquetBytes(bytes, (message) => progress(`reading ${quote(path)}: ${message}`));
       progress(`${quote(path)}: ${table.numRows} rows x ${table.numCols - 1} columns`);
       return { table, format, source: path };
     }

@@ -11,8 +11,9 @@ export const TableFileFormat = {
   GeoJson: 'geojson',
   Csv: 'csv',
   Arrow: 'arrow',
+  Parquet: 'parquet',
 } as const;
-/** One of `json`, `geojson`, `csv`, `arrow`. */
+/** One of `json`, `geojson`, `csv`, `arrow`, `parquet`. */
 export type TableFileFormat = (typeof TableFileFormat)[keyof typeof TableFileFormat];
 
 /** Every format name, for help text and error messages. */
@@ -36,6 +37,8 @@ const BY_EXTENSION: Readonly<Record<string, TableFileFormat>> = {
   '.arrows': TableFileFormat.Arrow,
   '.ipc': TableFileFormat.Arrow,
   '.feather': TableFileFormat.Arrow,
+  '.parquet': TableFileFormat.Parquet,
+  '.pq': TableFileFormat.Parquet,
 };
 
 /** The format a file name's extension implies (case-insensitive), or undefined. */
@@ -45,6 +48,9 @@ export function formatFromExtension(path: string): TableFileFormat | undefined {
 
 /** `ARROW1`: the magic that opens (and closes) an Arrow IPC file. */
 export const ARROW_FILE_MAGIC = Uint8Array.from([0x41, 0x52, 0x52, 0x4f, 0x57, 0x31]);
+
+/** `PAR1`: the magic that opens (and closes) a Parquet file. */
+export const PARQUET_MAGIC = Uint8Array.from([0x50, 0x41, 0x52, 0x31]);
 
 /** True when `bytes` starts with `prefix`. */
 export function startsWithBytes(bytes: Uint8Array, prefix: Uint8Array, at = 0): boolean {
@@ -60,18 +66,31 @@ export function startsWithContinuation(bytes: Uint8Array): boolean {
 
 /**
  * Guesses the format from content: Arrow file magic or stream continuation
- * marker -> arrow; `[` or `{` after an optional UTF-8 BOM and whitespace ->
- * json (a FeatureCollection is recognised after parsing); anything else ->
- * csv, the format with no signature of its own.
+ * marker -> arrow; PAR1 at both ends -> parquet; `[` or `{` after an
+ * optional UTF-8 BOM and whitespace -> json (a FeatureCollection is
+ * recognised after parsing); anything else -> csv, the format with no
+ * signature of its own.
  */
 export function formatFromBytes(bytes: Uint8Array): TableFileFormat {
   if (startsWithBytes(bytes, ARROW_FILE_MAGIC) || startsWithContinuation(bytes)) return TableFileFormat.Arrow;
+  if (isParquetFramed(bytes)) return TableFileFormat.Parquet;
   let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   // Only look a little way in: a CSV never starts with kilobytes of blanks.
   const end = Math.min(bytes.length, i + 4096);
   while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;
   if (bytes[i] === 0x5b || bytes[i] === 0x7b) return TableFileFormat.Json;
   return TableFileFormat.Csv;
+}
+
+// Both ends, not only the start: a CSV whose first header is `PAR1` must stay
+// a CSV. A truncated Parquet file without its extension is then refused as
+// text that is not UTF-8, which is still an error, not a wrong table.
+function isParquetFramed(bytes: Uint8Array): boolean {
+  return (
+    bytes.length >= 12 &&
+    startsWithBytes(bytes, PARQUET_MAGIC) &&
+    startsWithBytes(bytes, PARQUET_MAGIC, bytes.length - PARQUET_MAGIC.length)
+  );
 }
 
 /**

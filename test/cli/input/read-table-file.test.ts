@@ -154,6 +154,9 @@ describe('readTableFile: formats by content', () => {
     assert.equal(formatFromExtension('/a/b.txt'), undefined);
     assert.equal(formatFromBytes(Buffer.from('{"type":1}')), 'json');
     assert.equal(formatFromBytes(new Uint8Array(0)), 'csv');
+    assert.equal(formatFromExtension('/a/b.parquet'), 'parquet');
+    assert.equal(formatFromExtension('/a/b.PQ'), 'parquet');
+    assert.equal(formatFromBytes(Buffer.from('PAR1\0\0\0\0\0\0\0\0PAR1')), 'parquet');
   });
 });
 
@@ -172,9 +175,9 @@ describe('readTableFile: options', () => {
     assert.ok(messages.some((m) => m.includes('2 rows')));
   });
 
-  test('isTableFileFormat accepts exactly the four names', () => {
-    for (const f of ['json', 'geojson', 'csv', 'arrow']) assert.equal(isTableFileFormat(f), true);
-    for (const f of ['JSON', 'parquet', '', undefined, 1]) assert.equal(isTableFileFormat(f), false);
+  test('isTableFileFormat accepts exactly the five names', () => {
+    for (const f of ['json', 'geojson', 'csv', 'arrow', 'parquet']) assert.equal(isTableFileFormat(f), true);
+    for (const f of ['JSON', 'Parquet', 'xlsx', '', undefined, 1]) assert.equal(isTableFileFormat(f), false);
   });
 });
 
@@ -242,10 +245,11 @@ describe('readTableFile: errors are S2SP_ERR_INPUT_UNREADABLE and name the file'
   test('an explicit format the content does not match', async () => {
     await assertUnreadable(await tmp.write('rows.csv', ROWS_CSV), { format: 'arrow' });
     await assertUnreadable(await tmp.write('rows2.csv', ROWS_CSV), { format: 'json' });
+    await assertUnreadable(await tmp.write('rows3.csv', ROWS_CSV), { format: 'parquet' });
   });
 
   test('an unknown format name', async () => {
     const path = await tmp.write('whatever.csv', ROWS_CSV);
-    await assertUnreadable(path, { format: 'parquet' as TableFileFormat });
+    await assertUnreadable(path, { format: 'xlsx' as TableFileFormat });
   });
 });
