@@ -7,6 +7,7 @@
  * `{"a": "b", "b": "a"}` works. A renamed column replaces an unrenamed column
  * that already had the target name.
  */
+import { RecordBatch, Schema, Struct, Table, makeData, type Field } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../table/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
@@ -74,6 +75,38 @@ export function applyColumnMapping(row: Row, mapping: Record<string, string> | u
     }
   }
   return out;
+}
+
+/**
+ * Renames the columns of a table the way {@link applyColumnMapping} renames
+ * the keys of each of its rows (every row of a table has every column, so
+ * the result is the same), without turning the table into rows: `_row_id`
+ * first, renamed fields keep their place (and their type and metadata), a
+ * shadowed column is dropped, and the column buffers are shared, not copied.
+ *
+ * @param table a table with `_row_id`
+ * @param mapping from {@link parseColumnMapping}; undefined returns the table unchanged
+ */
+export function tableWithColumnMapping(table: Table, mapping: Record<string, string> | undefined): Table {
+  if (mapping === undefined) return table;
+  // A stand-in row with every column, for isShadowed.
+  const probe: Row = Object.fromEntries(table.schema.fields.map((f) => [f.name, true]));
+  const rowIdAt = table.schema.fields.findIndex((f) => f.name === ROW_ID);
+  const keep: number[] = rowIdAt < 0 ? [] : [rowIdAt];
+  const fields: Field[] = rowIdAt < 0 ? [] : [table.schema.fields[rowIdAt]];
+  for (const [i, field] of table.schema.fields.entries()) {
+    if (field.name === ROW_ID) continue;
+    const target = Object.hasOwn(mapping, field.name) ? mapping[field.name] : undefined;
+    if (target === undefined && isShadowed(probe, field.name, mapping)) continue;
+    keep.push(i);
+    fields.push(target === undefined ? field : field.clone({ name: target }));
+  }
+  const schema = new Schema(fields, table.schema.metadata);
+  const batches = table.batches.map((batch) => {
+    const children = keep.map((i) => batch.data.children[i]);
+    return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: batch.numRows, nullCount: 0, children }));
+  });
+  return batches.length === 0 ? new Table(schema) : new Table(schema, batches);
 }
 
 /** True when some other column of `row` is renamed to `key`, which then wins. */

@@ -1,19 +1,23 @@
 /**
- * The consumer's data-plane client (SPEC 3.1): POST to a resource_url, get
- * the selected rows back as an Arrow Table.
+ * The consumer's data-plane client (SPEC 3.1, 3.2): POST to a resource_url,
+ * get the selected rows back as an Arrow Table.
  *
  * node:http rather than global fetch, so every byte is counted as it arrives
  * and a body over the limit is cut off at once instead of being buffered
  * first. Redirects are not followed: a 3xx could lead past the origin check.
- * Decoding lives in json-body.ts; this file is the HTTP part only.
+ * The Accept and the choice of decoder live in body-format.ts, decoding in
+ * json-body.ts and arrow-body.ts; this file is the HTTP part.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
-import { bodyFromJson } from './json-body.js';
+import { rowsFromTable, type Row } from '../table/rows-from-table.js';
+import { acceptFor, bodyFormatOption, decodeAnswer, type BodyFormat } from './body-format.js';
 import { checkResourceUrl } from './resource-url.js';
 import { fetchFailed, httpFailure } from './http-failure.js';
+
+export { BodyFormat } from './body-format.js';
 
 /** Default limit of a response body: 256 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
@@ -34,39 +38,57 @@ export interface FetchBodyOptions {
   timeoutMs?: number;
   /** Aborts the fetch. */
   signal?: AbortSignal;
+  /**
+   * Wire format to ask for (default `auto`: Arrow, LZ4 when available, JSON
+   * at q=0.5). `json` or `arrow` asks for that one only and refuses an answer
+   * in the other format with `S2SP_ERR_CONSUMER_RESPONSE_INVALID`.
+   */
+  format?: BodyFormat;
 }
 
 /** What {@link fetchBody} returns. */
 export interface FetchedBody {
   /** The rows, `_row_id` first, ids as the server sent them. */
   table: Table;
-  /** `total_rows` of the response. */
+  /** `total_rows` of a JSON response; the row count of an Arrow one (Arrow carries no total). */
   totalRows: number;
   /** The columns returned, `_row_id` first. */
   columns: string[];
-  /** Bytes of the response body. */
+  /** Bytes of the response body (compressed bytes for compressed Arrow). */
   bytesReceived: number;
-  /** The wire format the server answered in. */
-  format: 'json';
+  /** The wire format the server answered in (its Content-Type). */
+  format: 'json' | 'arrow';
+  /** True when the Arrow stream used LZ4 buffer compression; always false for JSON. */
+  compressed: boolean;
+  /**
+   * The rows as plain objects (`_row_id` first), converted from `table` on
+   * each call: nothing is converted unless asked, so keep the result rather
+   * than calling twice.
+   */
+  rows(): Row[];
 }
 
 /**
  * Fetches rows of a cached body from its resource_url.
  *
  * @param resourceUrl the URL the resource tool returned
- * @param options rows, columns, limits
+ * @param options rows, columns, limits, wire format
  * @throws S2SPError `S2SP_ERR_CONSUMER_URL_INVALID` / `_ORIGIN_REFUSED` (URL check),
  *   `_ARG_INVALID` (bad rowIds or options), `_BODY_TOO_LARGE`, `_FETCH_FAILED`
- *   (non-2xx, network, timeout, abort), `_RESPONSE_INVALID` (not an S2SP body)
+ *   (non-2xx, network, timeout, abort), `_RESPONSE_INVALID` (not an S2SP body, cut
+ *   short, or not the forced format), `S2SP_ERR_CODEC_UNAVAILABLE` (compressed Arrow
+ *   this platform cannot decompress)
  */
 export async function fetchBody(resourceUrl: string, options: FetchBodyOptions = {}): Promise<FetchedBody> {
   const url = checkResourceUrl(resourceUrl, options.allowedOrigins);
   const maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBytes');
   const timeoutMs = positive(options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS, 'timeoutMs');
+  const format = bodyFormatOption(options.format);
   const payload = JSON.stringify(requestBody(options));
-  const { bytes } = await post(url, payload, maxBytes, timeoutMs, options.signal);
-  const decoded = bodyFromJson(bytes);
-  return { ...decoded, bytesReceived: bytes.byteLength, format: 'json' };
+  const { bytes, contentType } = await post(url, payload, acceptFor(format), maxBytes, timeoutMs, options.signal);
+  const decoded = decodeAnswer(bytes, contentType, format);
+  const { table } = decoded;
+  return { ...decoded, bytesReceived: bytes.byteLength, rows: () => rowsFromTable(table) };
 }
 
 function requestBody(options: FetchBodyOptions): { row_ids?: number[]; columns?: string[] } {
@@ -86,8 +108,14 @@ function requestBody(options: FetchBodyOptions): { row_ids?: number[]; columns?:
   return out;
 }
 
+/** What a 2xx answer brought: the whole body and its Content-Type. */
+interface Answer {
+  bytes: Buffer;
+  contentType: string | undefined;
+}
+
 /** One POST; resolves with the complete 2xx body, rejects with an S2SPError. */
-function post(url: URL, payload: string, maxBytes: number, timeoutMs: number, signal?: AbortSignal): Promise<{ bytes: Buffer }> {
+function post(url: URL, payload: string, accept: string, maxBytes: number, timeoutMs: number, signal?: AbortSignal): Promise<Answer> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(fetchFailed('the fetch was aborted', signal.reason));
@@ -95,6 +123,7 @@ function post(url: URL, payload: string, maxBytes: number, timeoutMs: number, si
     }
     const client = url.protocol === 'https:' ? https : http;
     let settled = false;
+    let contentType: string | undefined;
     const finish = (error: S2SPError | undefined, bytes?: Buffer) => {
       if (settled) return;
       settled = true;
@@ -104,7 +133,7 @@ function post(url: URL, payload: string, maxBytes: number, timeoutMs: number, si
         request.destroy();
         reject(error);
       } else {
-        resolve({ bytes: bytes as Buffer });
+        resolve({ bytes: bytes as Buffer, contentType });
       }
     };
     const onAbort = () => finish(fetchFailed('the fetch was aborted', signal?.reason));
@@ -118,7 +147,7 @@ function post(url: URL, payload: string, maxBytes: number, timeoutMs: number, si
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        accept: 'application/json',
+        accept,
         'accept-encoding': 'identity',
         'content-length': Buffer.byteLength(payload),
       },
@@ -126,6 +155,7 @@ function post(url: URL, payload: string, maxBytes: number, timeoutMs: number, si
     request.on('error', (error) => finish(fetchFailed(`could not reach the resource server at ${url.origin}: ${error.message}`, error)));
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;
+      contentType = response.headers['content-type'];
       const ok = status >= 200 && status < 300;
       // An error document is small; do not let a hostile server make us buffer a lot of it.
       const limit = ok ? maxBytes : Math.min(maxBytes, 64 * 1024);

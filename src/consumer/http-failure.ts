@@ -5,6 +5,8 @@
  * and message go into ours, with advice for the common cases: a 404 means
  * the single-use token is gone and the resource tool must be called again.
  * The Python reference answers `{"error": "<text>"}`, which is read too.
+ * A 2xx answer that cannot be decoded (either wire format) is
+ * RESPONSE_INVALID, built here so both decoders word it alike.
  */
 import { S2SPError } from '../errors.js';
 
@@ -23,6 +25,20 @@ const ADVICE: Record<number, string> = {
 /** `S2SP_ERR_CONSUMER_FETCH_FAILED` with a message and an optional cause. */
 export function fetchFailed(message: string, cause?: unknown): S2SPError {
   return new S2SPError('S2SP_ERR_CONSUMER_FETCH_FAILED', message, cause === undefined ? undefined : { cause });
+}
+
+/**
+ * `S2SP_ERR_CONSUMER_RESPONSE_INVALID`: a 2xx answer that is not a whole S2SP
+ * body (not ours, malformed, or cut short), never to be read as fewer rows.
+ * @param what what is wrong with it, completing "the answer is not an S2SP body: ..."
+ * @param cause the decoder's own error, if any
+ */
+export function responseInvalid(what: string, cause?: unknown): S2SPError {
+  return new S2SPError(
+    'S2SP_ERR_CONSUMER_RESPONSE_INVALID',
+    `the resource server's answer is not an S2SP body: ${what}`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 /**

@@ -12,6 +12,7 @@ import type { Table } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
 import { ROW_ID } from '../table/row-id.js';
 import { tableFromRows } from '../table/table-from-rows.js';
+import { responseInvalid as invalid } from './http-failure.js';
 
 /** A decoded body, whatever wire format it came in. */
 export interface DecodedBody {
@@ -96,12 +97,4 @@ function checkRows(body: unknown[]): void {
     if (seen.has(id as number)) throw invalid(`${ROW_ID} ${id} occurs twice in the body`);
     seen.add(id as number);
   }
-}
-
-function invalid(what: string, cause?: unknown): S2SPError {
-  return new S2SPError(
-    'S2SP_ERR_CONSUMER_RESPONSE_INVALID',
-    `the resource server's answer is not an S2SP body: ${what}`,
-    cause === undefined ? undefined : { cause },
-  );
 }

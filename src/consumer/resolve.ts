@@ -6,13 +6,18 @@
  *   from body_data) -> column_mapping on both sides -> merge by _row_id
  *
  * Only the rows the agent chose are fetched; `"*"` fetches every row.
+ *
+ * The fetched body arrives as an Arrow Table and column_mapping renames its
+ * columns there. For `"*"` that table is the answer, turned into rows once;
+ * otherwise the merge with the abstract is row-based, so the body becomes
+ * rows once and the merged rows become the result table once.
  */
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../table/row-id.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
-import { applyColumnMapping, parseColumnMapping } from './column-mapping.js';
+import { applyColumnMapping, parseColumnMapping, tableWithColumnMapping } from './column-mapping.js';
 import { isGiven, parseAbstractData, parseBodyData, type ConsumerArgs } from './consumer-args.js';
 import { fetchBody } from './fetch-body.js';
 import { mergeByRowId } from './merge.js';
@@ -63,10 +68,8 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
   if (abstract === '*') {
     if (hasUrl) {
       const fetched = await fetchBody(args.resource_url as string, fetchOptions);
-      // No mapping: the fetched table already is the answer, skip a rebuild.
-      const rows = rowsFromTable(fetched.table).map((row) => applyColumnMapping(row, mapping));
-      const table = mapping === undefined ? fetched.table : tableFromRows(rows, { preserveRowIds: true });
-      return { rows, table, source: 'resource_url', bytesReceived: fetched.bytesReceived };
+      const table = tableWithColumnMapping(fetched.table, mapping);
+      return { rows: rowsFromTable(table), table, source: 'resource_url', bytesReceived: fetched.bytesReceived };
     }
     if (hasBody) {
       const rows = parseBodyData(args.body_data as string).map((row) => applyColumnMapping(row, mapping));
@@ -79,6 +82,7 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
     );
   }
 
+  // Body rows with the mapping already applied.
   let body: Row[] = [];
   let source: ResolvedRows['source'] = 'abstract_only';
   let bytesReceived = 0;
@@ -88,17 +92,19 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
     // An empty selection must not be fetched: empty row_ids means every row on the wire.
     if (ids.length > 0) {
       const fetched = await fetchBody(args.resource_url as string, { ...fetchOptions, rowIds: ids });
-      body = rowsFromTable(fetched.table);
+      body = rowsFromTable(tableWithColumnMapping(fetched.table, mapping));
       bytesReceived = fetched.bytesReceived;
     }
   } else if (hasBody) {
     source = 'body_data';
     const wanted = new Set(abstract.map((row) => row[ROW_ID]));
-    body = parseBodyData(args.body_data as string).filter((row) => wanted.has(row[ROW_ID]));
+    body = parseBodyData(args.body_data as string)
+      .filter((row) => wanted.has(row[ROW_ID]))
+      .map((row) => applyColumnMapping(row, mapping));
   }
   const rows = mergeByRowId(
     abstract.map((row) => applyColumnMapping(row, mapping)),
-    body.map((row) => applyColumnMapping(row, mapping)),
+    body,
   );
   return { rows, table: tableFromRows(rows, { preserveRowIds: true }), source, bytesReceived };
 }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { applyColumnMapping, parseColumnMapping } from '../../src/consumer/column-mapping.js';
+import { applyColumnMapping, parseColumnMapping, tableWithColumnMapping } from '../../src/consumer/column-mapping.js';
+import { rowsFromTable } from '../../src/table/rows-from-table.js';
+import { tableFromRows } from '../../src/table/table-from-rows.js';
 
 function codeOf(fn: () => unknown): string | undefined {
   try {
@@ -83,4 +85,45 @@ test('a __proto__ column survives as data', () => {
   assert.deepEqual(Object.keys(out), ['_row_id', 'proto']);
   assert.deepEqual(out.proto, { polluted: true });
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
+});
+
+test('tableWithColumnMapping gives the rows applyColumnMapping gives, key order included', () => {
+  const rows = [
+    { _row_id: 0, event: 'Wind', severity: 'Moderate', area: 'CA', meta: { depth: 3 } },
+    { _row_id: 1, event: 'Flood', severity: null, area: 'OR', meta: [1, 2] },
+  ];
+  const table = tableFromRows(rows, { preserveRowIds: true });
+  const mappings: Record<string, string>[] = [
+    { event: 'alert_type', area: 'region' },
+    { event: 'severity' }, // shadows a later column
+    { area: 'event' }, // shadows an earlier column
+    { event: 'area', area: 'event' }, // a swap
+    { meta: 'details', missing: 'severity' }, // a source the table lacks shadows nothing
+  ];
+  for (const mapping of mappings) {
+    const renamed = tableWithColumnMapping(table, mapping);
+    const expected = rowsFromTable(table).map((row) => applyColumnMapping(row, mapping));
+    const got = rowsFromTable(renamed);
+    assert.deepEqual(got, expected, JSON.stringify(mapping));
+    assert.deepEqual(
+      renamed.schema.fields.map((f) => f.name),
+      Object.keys(expected[0]),
+      JSON.stringify(mapping),
+    );
+  }
+});
+
+test('tableWithColumnMapping shares column buffers and puts _row_id first', () => {
+  const table = tableFromRows([{ _row_id: 7, a: 'x', b: 1.5 }], { preserveRowIds: true });
+  const renamed = tableWithColumnMapping(table, { a: 'alpha' });
+  assert.equal(renamed.getChild('alpha')?.data[0], table.getChild('a')?.data[0], 'same Data, not a copy');
+  assert.equal(tableWithColumnMapping(table, undefined), table);
+
+  const idLast = table.selectAt([1, 2, 0]);
+  assert.deepEqual(
+    tableWithColumnMapping(idLast, { b: 'beta' }).schema.fields.map((f) => f.name),
+    ['_row_id', 'a', 'beta'],
+  );
+  const empty = tableWithColumnMapping(tableFromRows([]), { a: 'alpha' });
+  assert.equal(empty.numRows, 0);
 });

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { mintToken } from '../../src/cache/token.js';
-import { fetchBody } from '../../src/consumer/fetch-body.js';
+import { fetchBody, type BodyFormat } from '../../src/consumer/fetch-body.js';
+import { lz4Available, overrideLz4ForTests } from '../../src/table/lz4-codec.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
+import { ARROW_STREAM, DEFAULT_ACCEPT, ipcOf, sampleRows, sampleTable, sendBytes } from './arrow-streams.js';
 import { sendJson, startDataPlane, startStandIn } from './stand-in-server.js';
 
 const ROWS = [
@@ -30,25 +32,42 @@ async function errorOf(promise: Promise<unknown>): Promise<{ code?: string; mess
   assert.fail('expected a rejection');
 }
 
-test('fetches selected rows and columns from the real data plane', async (t) => {
-  const { url } = await startDataPlane(t, ROWS);
-  const fetched = await fetchBody(url, { rowIds: [3, 1], columns: ['name', 'meta'] });
-  assert.equal(fetched.format, 'json');
-  assert.equal(fetched.totalRows, 2);
-  assert.deepEqual(fetched.columns, ['_row_id', 'name', 'meta']);
-  assert.ok(fetched.bytesReceived > 0);
-  assert.equal(fetched.table.schema.fields[0].name, '_row_id');
-  assert.deepEqual(rowsFromTable(fetched.table), [
+test('fetches selected rows and columns from the real data plane, as Arrow and as JSON', async (t) => {
+  const expected = [
     { _row_id: 1, name: 'b', meta: null },
     { _row_id: 3, name: 'd', meta: { depth: 0 } },
-  ]);
+  ];
+  for (const format of ['auto', 'json'] as const) {
+    const { url } = await startDataPlane(t, ROWS);
+    const fetched = await fetchBody(url, { rowIds: [3, 1], columns: ['name', 'meta'], format });
+    assert.equal(fetched.format, format === 'auto' ? 'arrow' : 'json');
+    assert.equal(fetched.compressed, format === 'auto' && lz4Available());
+    assert.equal(fetched.totalRows, 2);
+    assert.deepEqual(fetched.columns, ['_row_id', 'name', 'meta']);
+    assert.ok(fetched.bytesReceived > 0);
+    assert.equal(fetched.table.schema.fields[0].name, '_row_id');
+    assert.deepEqual(rowsFromTable(fetched.table), expected, format);
+    assert.deepEqual(fetched.rows(), expected, format);
+  }
 });
 
-test('fetches every row when rowIds is undefined; nested values round-trip', async (t) => {
-  const { url } = await startDataPlane(t, ROWS);
-  const fetched = await fetchBody(url);
-  assert.equal(fetched.totalRows, 4);
-  assert.deepEqual(rowsFromTable(fetched.table), ROWS.map((row, i) => ({ _row_id: i, ...row })));
+test('fetches every row when rowIds is undefined; nested values round-trip in both formats', async (t) => {
+  for (const format of ['arrow', 'json'] as const) {
+    const { url } = await startDataPlane(t, ROWS);
+    const fetched = await fetchBody(url, { format });
+    assert.equal(fetched.format, format);
+    assert.equal(fetched.totalRows, 4);
+    assert.deepEqual(fetched.rows(), ROWS.map((row, i) => ({ _row_id: i, ...row })), format);
+  }
+});
+
+test('rows() converts the table on demand, a fresh array each call', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => sendBytes(res, ipcOf(sampleTable(2, 3))));
+  const fetched = await fetchBody(standIn.url);
+  const first = fetched.rows();
+  assert.deepEqual(first, sampleRows(2, 3));
+  assert.deepEqual(fetched.rows(), first);
+  assert.notEqual(fetched.rows(), first, 'not a shared, mutable cache');
 });
 
 test('a consumed token gives FETCH_FAILED carrying the server code and advice', async (t) => {
@@ -78,23 +97,68 @@ test('sends POST, JSON headers and the request body of SPEC 3.1', async (t) => {
   const [first, second, third] = standIn.requests;
   assert.equal(first.method, 'POST');
   assert.match(String(first.headers['content-type']), /^application\/json/);
-  assert.equal(first.headers.accept, 'application/json');
   assert.equal(first.url, new URL(standIn.url).pathname);
   assert.deepEqual(JSON.parse(first.body), { row_ids: [5, 2] });
   assert.deepEqual(JSON.parse(second.body), { columns: ['a', 'b'] });
   assert.deepEqual(JSON.parse(third.body), {});
 });
 
-test("accepts the Python reference's answer without columns_returned", async (t) => {
+test("falls back to JSON: the Python reference ignores Accept and omits columns_returned", async (t) => {
   const body = [
     { _row_id: 2, description: 'Gusts up to 55 mph', severity: 'Severe' },
     { _row_id: 0, description: 'North winds', severity: 'Moderate' },
   ];
   const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body, total_rows: body.length }));
   const fetched = await fetchBody(standIn.url, { rowIds: [0, 2] });
+  assert.match(String(standIn.requests[0].headers.accept), /^application\/vnd\.apache\.arrow\.stream/, 'Arrow was asked for');
+  assert.equal(fetched.format, 'json');
+  assert.equal(fetched.compressed, false);
   assert.equal(fetched.totalRows, 2);
   assert.deepEqual(fetched.columns, ['_row_id', 'description', 'severity']);
   assert.deepEqual(rowsFromTable(fetched.table), body, 'ids kept as the server sent them, in its order');
+});
+
+test('the Accept header: Arrow with LZ4 when available, JSON at q=0.5; json or arrow alone when forced', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [], total_rows: 0 }));
+  const acceptFor = async (format?: BodyFormat) => {
+    await fetchBody(standIn.url, { format }).catch(() => undefined);
+    return standIn.requests.at(-1)?.headers.accept;
+  };
+  if (lz4Available()) {
+    assert.equal(await acceptFor(), DEFAULT_ACCEPT);
+    assert.equal(await acceptFor('auto'), DEFAULT_ACCEPT);
+    assert.equal(await acceptFor('arrow'), `${ARROW_STREAM}; codecs="lz4"`);
+  }
+  assert.equal(await acceptFor('json'), 'application/json');
+  overrideLz4ForTests('simulated: no prebuilt binary');
+  t.after(() => overrideLz4ForTests(undefined));
+  assert.equal(await acceptFor(), `${ARROW_STREAM}, application/json;q=0.5`);
+  assert.equal(await acceptFor('arrow'), ARROW_STREAM);
+});
+
+test('format json forces JSON; an answer in the other format than the forced one is RESPONSE_INVALID', async (t) => {
+  // Answers what the Accept prefers, like our data plane; or always one format.
+  let mode: 'negotiate' | 'arrow' | 'json' = 'negotiate';
+  const standIn = await startStandIn(t, (req, res) => {
+    const arrow = mode === 'arrow' || (mode === 'negotiate' && String(req.headers.accept).startsWith(ARROW_STREAM));
+    if (arrow) sendBytes(res, ipcOf(sampleTable(1, 2)));
+    else sendJson(res, 200, { body: sampleRows(1, 2), total_rows: 2 });
+  });
+  assert.equal((await fetchBody(standIn.url)).format, 'arrow');
+  const forced = await fetchBody(standIn.url, { format: 'json' });
+  assert.equal(forced.format, 'json');
+  assert.deepEqual(forced.rows(), sampleRows(1, 2));
+  mode = 'arrow';
+  assert.equal(await codeOf(fetchBody(standIn.url, { format: 'json' })), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID');
+  mode = 'json';
+  assert.equal(await codeOf(fetchBody(standIn.url, { format: 'arrow' })), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID');
+  assert.equal((await fetchBody(standIn.url)).format, 'json', 'auto takes either');
+});
+
+test('an unknown format option is ARG_INVALID and sends nothing', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [], total_rows: 0 }));
+  assert.equal(await codeOf(fetchBody(standIn.url, { format: 'csv' as BodyFormat })), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(standIn.requests.length, 0);
 });
 
 test('garbage, truncated JSON and wrong shapes are RESPONSE_INVALID', async (t) => {

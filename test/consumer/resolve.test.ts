@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { mintToken } from '../../src/cache/token.js';
 import { resolveConsumerRows } from '../../src/consumer/resolve.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
+import { ipcOf, sampleRows, sampleTable, sendBytes } from './arrow-streams.js';
 import { sendJson, startDataPlane, startStandIn } from './stand-in-server.js';
 
 const ALERTS = [
@@ -157,4 +158,36 @@ test('maxBodyBytes reaches the fetch', async (t) => {
   const { url } = await startDataPlane(t, ALERTS);
   const code = await codeOf(resolveConsumerRows({ abstract_data: '*', resource_url: url }, { maxBodyBytes: 10 }));
   assert.equal(code, 'S2SP_ERR_CONSUMER_BODY_TOO_LARGE');
+});
+
+test('an Arrow body merges like a JSON one, with column_mapping on the table', async (t) => {
+  const standIn = await startStandIn(t, (_req, res) => sendBytes(res, ipcOf(sampleTable(2, 3))));
+  const resolved = await resolveConsumerRows({
+    abstract_data: '[{"_row_id":4,"mag":-1},{"_row_id":1}]',
+    resource_url: standIn.url,
+    column_mapping: '{"name":"station"}',
+  });
+  const body = sampleRows(2, 3);
+  assert.deepEqual(resolved.rows, [
+    { _row_id: 4, station: body[4].name, mag: -1 },
+    { _row_id: 1, station: body[1].name, mag: body[1].mag },
+  ]);
+  assert.deepEqual(rowsFromTable(resolved.table), resolved.rows);
+});
+
+test('"*" over Arrow: the fetched table, renamed, is the answer', async (t) => {
+  const table = sampleTable(2, 3);
+  const standIn = await startStandIn(t, (_req, res) => sendBytes(res, ipcOf(table)));
+  const plain = await resolveConsumerRows({ abstract_data: '*', resource_url: standIn.url });
+  assert.deepEqual(plain.rows, sampleRows(2, 3));
+  assert.equal(plain.table.batches.length, 2, 'the decoded batches, not a rebuilt table');
+
+  const renamed = await resolveConsumerRows({ abstract_data: '*', resource_url: standIn.url, column_mapping: '{"mag":"magnitude"}' });
+  assert.deepEqual(
+    renamed.table.schema.fields.map((f) => f.name),
+    ['_row_id', 'name', 'magnitude'],
+  );
+  assert.equal(renamed.table.batches.length, 2);
+  assert.deepEqual(rowsFromTable(renamed.table), renamed.rows);
+  assert.deepEqual(renamed.rows[5], { _row_id: 5, name: sampleRows(2, 3)[5].name, magnitude: 7.5 });
 });

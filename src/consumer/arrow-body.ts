@@ -1,0 +1,127 @@
+/**
+ * Decodes the data plane's Arrow answer (SPEC 3.2): an Arrow IPC stream whose
+ * first field is `_row_id`, its buffers optionally LZ4_FRAME-compressed
+ * (DESIGN.md, "Compression").
+ *
+ * Order matters: the stream's framing is walked first (ipc-stream-walk.ts),
+ * so a body cut short fails before arrow-js, which would read it as fewer
+ * rows, ever sees it; then the schema is checked, so a foreign stream fails
+ * before anything is decompressed; then arrow-js decodes. Uncompressed
+ * columns are views of the response bytes, not copies.
+ */
+import { CompressionType, DataType, compressionRegistry, tableFromIPC, type Schema, type Table } from 'apache-arrow';
+import { S2SPError, isS2SPError } from '../errors.js';
+import { lz4Available, registerLz4Decoder } from '../table/lz4-codec.js';
+import { ROW_ID } from '../table/row-id.js';
+import { responseInvalid as invalid } from './http-failure.js';
+import { outlineIpcStream } from './ipc-stream-walk.js';
+import type { DecodedBody } from './json-body.js';
+
+/** A decoded Arrow body. */
+export interface ArrowBody extends DecodedBody {
+  /** True when any batch of the stream used buffer compression. */
+  compressed: boolean;
+}
+
+/** Largest `_row_id` an Int32 column holds (the JSON decoder's limit too). */
+const MAX_ROW_ID = 0x7fffffff;
+
+/**
+ * Decodes a complete Arrow IPC stream response body.
+ *
+ * Arrow carries no `total_rows`, so `totalRows` is the row count and
+ * `columns` the schema's field names.
+ *
+ * @param bytes the response body; 8-byte aligned avoids a copy of each message body
+ * @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID` when the stream is cut short
+ *   (mid-message, or at a message boundary without the end-of-stream marker), is not
+ *   Arrow IPC, or does not start with an integer `_row_id` holding unique ids;
+ *   `S2SP_ERR_CODEC_UNAVAILABLE` when it is compressed with a codec this platform lacks
+ */
+export function bodyFromArrow(bytes: Uint8Array): ArrowBody {
+  const outline = outlineIpcStream(bytes);
+  checkRowIdField(outline.schema);
+  for (const codec of outline.codecs) prepareCodec(codec);
+  let table: Table;
+  try {
+    table = tableFromIPC(bytes);
+  } catch (error) {
+    if (isS2SPError(error)) throw error;
+    throw invalid(`arrow-js could not decode the Arrow stream (${(error as Error).message})`, error);
+  }
+  // The walk proved the stream complete; this proves the reader used all of it.
+  if (table.numRows !== outline.rows) {
+    throw invalid(`the Arrow stream declares ${outline.rows} rows but ${table.numRows} were decoded`);
+  }
+  checkRowIds(table);
+  return {
+    table,
+    totalRows: table.numRows,
+    columns: table.schema.fields.map((f) => f.name),
+    compressed: outline.codecs.size > 0,
+  };
+}
+
+function checkRowIdField(schema: Schema): void {
+  const first = schema.fields[0];
+  if (first === undefined) throw invalid('the Arrow schema has no fields');
+  if (first.name !== ROW_ID) throw invalid(`the first Arrow field is ${JSON.stringify(first.name)}, not ${ROW_ID}`);
+  if (!DataType.isInt(first.type)) throw invalid(`${ROW_ID} has Arrow type ${first.type}, not an integer type`);
+}
+
+/**
+ * Makes sure arrow-js can decompress `codec`. LZ4 always uses our lz4-napi
+ * decoder (re-registered, so a decoder someone else put in arrow-js's global
+ * registry cannot stand in for it); other codecs only work if the embedding
+ * application registered a decoder itself, since we never ask for them.
+ */
+function prepareCodec(codec: CompressionType): void {
+  if (codec === CompressionType.LZ4_FRAME) {
+    if (!lz4Available()) {
+      throw new S2SPError(
+        'S2SP_ERR_CODEC_UNAVAILABLE',
+        'the resource server sent LZ4-compressed Arrow, but LZ4 (lz4-napi) is not available on this platform; ' +
+          'the server should answer uncompressed, since this client did not list codecs="lz4"',
+      );
+    }
+    registerLz4Decoder();
+    return;
+  }
+  if (typeof compressionRegistry.get(codec)?.decode !== 'function') {
+    const name = CompressionType[codec] ?? `codec ${codec}`;
+    throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', `the resource server sent Arrow compressed with ${name}, which this client cannot decode`);
+  }
+}
+
+/**
+ * Every `_row_id` non-null, in [0, 2^31) and unique, as the JSON decoder
+ * requires: the merge keys rows by it. One pass suffices when the ids
+ * ascend (our server sends them so, SPEC 3.1); otherwise a second pass
+ * looks for duplicates with a Set.
+ */
+function checkRowIds(table: Table): void {
+  let previous = -1;
+  let ascending = true;
+  forEachRowId(table, (id) => {
+    if (!(id >= 0 && id <= MAX_ROW_ID)) throw invalid(`${ROW_ID} ${id} is not in [0, ${MAX_ROW_ID}]`);
+    if (id <= previous) ascending = false;
+    previous = id;
+  });
+  if (ascending) return;
+  const seen = new Set<number>();
+  forEachRowId(table, (id) => {
+    if (seen.has(id)) throw invalid(`${ROW_ID} ${id} occurs twice in the body`);
+    seen.add(id);
+  });
+}
+
+function forEachRowId(table: Table, visit: (id: number) => void): void {
+  for (const batch of table.batches) {
+    const data = batch.data.children[0];
+    if (data.nullCount > 0) throw invalid(`${ROW_ID} has null values`);
+    // Decoded from IPC, so unsliced: values[0] is the batch's first id.
+    // Int64/Uint64 come as bigint; Number() is exact in the range we accept.
+    const values = data.values as ArrayLike<number | bigint>;
+    for (let i = 0; i < data.length; i++) visit(Number(values[i]));
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The consumer's half of content negotiation (SPEC 3.2): which Accept to
+ * send, and which decoder a response's Content-Type picks.
+ *
+ * By default it asks for an Arrow IPC stream, LZ4-compressed when lz4-napi
+ * loads here (DESIGN.md, "Compression"), and takes JSON as well at q=0.5,
+ * because the Python reference answers JSON whatever the Accept says.
+ */
+import { S2SPError } from '../errors.js';
+import { lz4Available } from '../table/lz4-codec.js';
+import { bodyFromArrow } from './arrow-body.js';
+import { responseInvalid } from './http-failure.js';
+import { bodyFromJson, type DecodedBody } from './json-body.js';
+
+/** The wire formats a fetch can ask for; `auto` prefers Arrow and takes JSON. */
+export const BodyFormat = { auto: 'auto', json: 'json', arrow: 'arrow' } as const;
+/** One of {@link BodyFormat}. */
+export type BodyFormat = (typeof BodyFormat)[keyof typeof BodyFormat];
+
+/** A decoded body and the wire format it came in. */
+export interface AnsweredBody extends DecodedBody {
+  /** The wire format the server answered in (its Content-Type). */
+  format: 'json' | 'arrow';
+  /** True when the Arrow stream used buffer compression; always false for JSON. */
+  compressed: boolean;
+}
+
+const ARROW_STREAM_TYPE = 'application/vnd.apache.arrow.stream';
+const JSON_TYPE = 'application/json';
+
+/**
+ * Checks a `format` option.
+ * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` for anything but auto, json, arrow
+ */
+export function bodyFormatOption(format: string | undefined): BodyFormat {
+  if (format === undefined) return BodyFormat.auto;
+  if (typeof format !== 'string' || !Object.hasOwn(BodyFormat, format)) {
+    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `format must be "auto", "json" or "arrow", got ${JSON.stringify(format)}`);
+  }
+  return format as BodyFormat;
+}
+
+/**
+ * The Accept header for a format: `json` and `arrow` ask for that one only.
+ * @param format the (checked) format option
+ */
+export function acceptFor(format: BodyFormat): string {
+  if (format === BodyFormat.json) return JSON_TYPE;
+  // List LZ4 only when we can decode it: no codec listed means uncompressed.
+  const arrow = lz4Available() ? `${ARROW_STREAM_TYPE}; codecs="lz4"` : ARROW_STREAM_TYPE;
+  return format === BodyFormat.arrow ? arrow : `${arrow}, ${JSON_TYPE};q=0.5`;
+}
+
+/**
+ * Decodes a complete 2xx body by its Content-Type. Media-type parameters are
+ * ignored (the server may echo its codec there; the stream's own headers say
+ * what it is). Anything but the Arrow stream type goes to the JSON decoder,
+ * which refuses what is not JSON, as before Arrow existed here.
+ *
+ * @param bytes the response body
+ * @param contentType the response's Content-Type header, if any
+ * @param format the format asked for; `json` or `arrow` refuses the other one
+ * @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID`, `S2SP_ERR_CODEC_UNAVAILABLE`,
+ *   `S2SP_ERR_CONSUMER_BODY_TOO_LARGE` (from the decoders)
+ */
+export function decodeAnswer(bytes: Uint8Array, contentType: string | undefined, format: BodyFormat): AnsweredBody {
+  const mediaType = (contentType ?? '').split(';', 1)[0].trim().toLowerCase();
+  const answered = mediaType === ARROW_STREAM_TYPE ? 'arrow' : 'json';
+  if (format !== BodyFormat.auto && answered !== format) {
+    throw responseInvalid(`it was asked for ${format} only but answered Content-Type ${JSON.stringify(contentType ?? '')}`);
+  }
+  if (answered === 'arrow') return { ...bodyFromArrow(bytes), format: answered };
+  return { ...bodyFromJson(bytes), format: answered, compressed: false };
+}

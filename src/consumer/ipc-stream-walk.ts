@@ -1,0 +1,136 @@
+/**
+ * Walks the framing of an Arrow IPC stream without decoding any column, to
+ * prove the stream is complete before its rows are used (DESIGN.md,
+ * "Truncation"). arrow-js's reader stops quietly at a message boundary, so a
+ * stream cut after its second batch reads as a shorter table; this walk
+ * insists on the end-of-stream marker, at exactly the end of the bytes.
+ *
+ * Byte layout (Arrow columnar format, "Encapsulated message format"):
+ *
+ *   message := 0xFFFFFFFF | int32 metadata length | flatbuffer Message | body
+ *   legacy  :=              int32 metadata length | flatbuffer Message | body  (before 0.15)
+ *   stream  := schema message, dictionary/record batch messages...,
+ *              0xFFFFFFFF 0x00000000   (legacy: 0x00000000)
+ *
+ * The metadata length counts the flatbuffer and its padding; the body length
+ * comes from the flatbuffer (`Message.bodyLength`). All integers little-endian.
+ */
+import { CompressionType, Message, MessageHeader, type Schema } from 'apache-arrow';
+import { S2SPError } from '../errors.js';
+import { responseInvalid } from './http-failure.js';
+
+/** The continuation marker that opens every message since Arrow 0.15. */
+const CONTINUATION = -1;
+
+/** What the walk learned about a complete stream. */
+export interface StreamOutline {
+  /** The schema from the first message. */
+  schema: Schema;
+  /** Record batch messages in the stream. */
+  recordBatches: number;
+  /** Rows over all record batches, as their headers declare them. */
+  rows: number;
+  /** Buffer codecs used by any (record or dictionary) batch; empty when uncompressed. */
+  codecs: Set<CompressionType>;
+}
+
+/**
+ * Checks that `bytes` is one whole Arrow IPC stream: a schema message first,
+ * then only batch messages, each complete, then the end-of-stream marker as
+ * the last bytes.
+ *
+ * @param bytes the complete response body
+ * @returns the schema, batch count, declared rows and codecs of the stream
+ * @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID` when the stream is cut short
+ *   (mid-message or at a message boundary), has bytes after its end marker, or is
+ *   not an Arrow IPC stream at all
+ */
+export function outlineIpcStream(bytes: Uint8Array): StreamOutline {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const end = bytes.byteLength;
+  const tally: Tally = { recordBatches: 0, rows: 0, codecs: new Set() };
+  let pos = 0;
+  let index = 0;
+  for (;;) {
+    if (pos === end) throw cutShort(index === 0 ? 'is empty' : `ends after ${index} messages without the end-of-stream marker`);
+    if (end - pos < 4) throw cutShort(`ends inside the prefix of message ${index}`);
+    let prefix = 4;
+    let metadataLength = view.getInt32(pos, true);
+    if (metadataLength === CONTINUATION) {
+      if (end - pos < 8) throw cutShort(`ends inside the prefix of message ${index}`);
+      prefix = 8;
+      metadataLength = view.getInt32(pos + 4, true);
+    }
+    if (metadataLength === 0) {
+      // The end-of-stream marker; anything after it is not part of this stream.
+      if (tally.schema === undefined) throw notArrow('it ends before its schema message');
+      if (pos + prefix !== end) throw notArrow(`${end - pos - prefix} bytes follow the end-of-stream marker`);
+      return { ...tally, schema: tally.schema };
+    }
+    if (metadataLength < 0) throw notArrow(`message ${index} declares a negative metadata length`);
+    const metadataEnd = pos + prefix + metadataLength;
+    if (metadataEnd > end) {
+      // Garbage usually lands here: its first four bytes read as a huge legacy
+      // length. A stream cut inside its schema still starts with the marker.
+      if (index === 0 && prefix === 4) throw notArrow('it does not start with an Arrow IPC message');
+      throw cutShort(`ends inside the metadata of message ${index}`);
+    }
+    const message = decodeMessage(bytes.subarray(pos + prefix, metadataEnd), index);
+    const bodyLength = message.bodyLength;
+    if (!Number.isSafeInteger(bodyLength) || bodyLength < 0) throw notArrow(`message ${index} declares a body length of ${bodyLength}`);
+    if (metadataEnd + bodyLength > end) throw cutShort(`ends inside the body of message ${index}`);
+    noteMessage(message, index, tally);
+    pos = metadataEnd + bodyLength;
+    index++;
+  }
+}
+
+function decodeMessage(metadata: Uint8Array, index: number): Message {
+  try {
+    return Message.decode(metadata);
+  } catch (error) {
+    throw notArrow(`message ${index} is not an Arrow IPC message`, error);
+  }
+}
+
+/** The outline while it is being walked: no schema until the first message. */
+type Tally = Omit<StreamOutline, 'schema'> & { schema?: Schema };
+
+/** Checks the message's kind against its place; records the schema, batch rows and codecs. */
+function noteMessage(message: Message, index: number, outline: Tally): void {
+  const type = message.headerType;
+  if (index === 0) {
+    if (!message.isSchema()) throw notArrow('it does not start with a schema message');
+    try {
+      outline.schema = message.header();
+    } catch (error) {
+      throw notArrow('its schema message is unreadable', error);
+    }
+    return;
+  }
+  try {
+    if (message.isRecordBatch()) {
+      const header = message.header();
+      outline.recordBatches++;
+      outline.rows += header.length;
+      if (header.compression !== null) outline.codecs.add(header.compression.type);
+      return;
+    }
+    if (message.isDictionaryBatch()) {
+      const { compression } = message.header().data;
+      if (compression !== null) outline.codecs.add(compression.type);
+      return;
+    }
+  } catch (error) {
+    throw notArrow(`message ${index} has an unreadable header`, error);
+  }
+  throw notArrow(`message ${index} is a ${MessageHeader[type] ?? `type ${type}`} message where a batch belongs`);
+}
+
+function cutShort(detail: string): S2SPError {
+  return responseInvalid(`the transfer was cut short: the Arrow stream ${detail}; none of its rows are used`);
+}
+
+function notArrow(detail: string, cause?: unknown): S2SPError {
+  return responseInvalid(`it is not a complete Arrow IPC stream: ${detail}`, cause);
+}

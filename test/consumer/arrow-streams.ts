@@ -1,0 +1,89 @@
+/**
+ * Test helpers: Arrow IPC stream bytes built with arrow-js (plain and LZ4),
+ * and a stand-in answer that sends them. The LZ4 streams come from arrow-js's
+ * own writer with a lz4-napi frame encoder; its length-prefix bug does not
+ * matter to arrow-js's reader, which is all these JS-to-JS tests exercise.
+ */
+import type http from 'node:http';
+import { createRequire } from 'node:module';
+import {
+  CompressionType,
+  Float64,
+  Int32,
+  RecordBatchStreamWriter,
+  Table,
+  Utf8,
+  compressionRegistry,
+  tableToIPC,
+  vectorFromArray,
+} from 'apache-arrow';
+import { lz4Available } from '../../src/table/lz4-codec.js';
+
+/** The Arrow stream media type. */
+export const ARROW_STREAM = 'application/vnd.apache.arrow.stream';
+
+/** Test options for tests that build LZ4 streams: skipped where lz4-napi has no binary. */
+export const NEEDS_LZ4 = { skip: lz4Available() ? false : 'lz4-napi has no binary for this platform' };
+
+/** The Accept fetchBody sends by default when lz4-napi loads. */
+export const DEFAULT_ACCEPT = `${ARROW_STREAM}; codecs="lz4", application/json;q=0.5`;
+
+interface Lz4Napi {
+  compressFrameSync(data: Buffer): Buffer;
+  decompressFrameSync(data: Buffer): Buffer;
+}
+
+/**
+ * A table of `batches` record batches of `perBatch` rows each: `_row_id`
+ * (Int32, 0..n-1), `name` (Utf8, repetitive so LZ4 shrinks it), `mag`
+ * (Float64). No dictionary columns, so a stream of the first k batches is a
+ * byte prefix of the stream of all of them.
+ */
+export function sampleTable(batches: number, perBatch: number): Table {
+  const parts = [];
+  for (let b = 0; b < batches; b++) {
+    const rows = sampleRows(b + 1, perBatch).slice(b * perBatch);
+    const chunk = new Table({
+      _row_id: vectorFromArray(rows.map((r) => r._row_id as number), new Int32()),
+      name: vectorFromArray(rows.map((r) => r.name as string), new Utf8()),
+      mag: vectorFromArray(rows.map((r) => r.mag as number), new Float64()),
+    });
+    parts.push(...chunk.batches);
+  }
+  return new Table(parts);
+}
+
+/** The rows `sampleTable(batches, perBatch)` holds, as rowsFromTable returns them. */
+export function sampleRows(batches: number, perBatch: number): Record<string, unknown>[] {
+  return Array.from({ length: batches * perBatch }, (_, i) => ({ _row_id: i, name: `station ${i % 3} `.repeat(8), mag: i * 1.5 }));
+}
+
+/** An uncompressed IPC stream of `table`, end-of-stream marker included. */
+export function ipcOf(table: Table): Uint8Array {
+  return tableToIPC(table, 'stream');
+}
+
+/**
+ * An LZ4_FRAME-compressed IPC stream of `table`. The encoder is registered
+ * only while writing and the registry is emptied afterwards, so a reader
+ * that forgets to register its own decoder fails instead of borrowing ours.
+ */
+export function lz4IpcOf(table: Table): Uint8Array {
+  const lz4 = createRequire(import.meta.url)('lz4-napi') as Lz4Napi;
+  compressionRegistry.set(CompressionType.LZ4_FRAME, {
+    encode: (bytes: Uint8Array) => lz4.compressFrameSync(Buffer.from(bytes)),
+    decode: (bytes: Uint8Array) => lz4.decompressFrameSync(Buffer.from(bytes)),
+  });
+  try {
+    const writer = new RecordBatchStreamWriter({ compressionType: CompressionType.LZ4_FRAME });
+    return writer.writeAll(table).toUint8Array(true);
+  } finally {
+    compressionRegistry.set(CompressionType.LZ4_FRAME, {});
+  }
+}
+
+/** Answers 200 with `bytes` and the given Content-Type (Arrow by default). */
+export function sendBytes(res: http.ServerResponse, bytes: Uint8Array, contentType = ARROW_STREAM): void {
+  res.writeHead(200, { 'content-type': contentType, 'content-length': bytes.byteLength });
+  res.end(bytes);
+}
