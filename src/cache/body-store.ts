@@ -7,6 +7,8 @@ import type { Table } from 'apache-arrow';
 
 /** One cached body: the Arrow table (with `_row_id` first) and its IPC bytes. */
 export interface CachedBody {
+  /** Identifies the body (not the token): workers map each body once under this id. */
+  readonly id: string;
   /** The body, mapped over `ipc` (no copy of column buffers). */
   readonly table: Table;
   /** The body as an Arrow IPC stream, SharedArrayBuffer-backed in MemoryStore. */

@@ -7,6 +7,7 @@
  * The check-and-mark in `lease` runs without an await, so it is atomic on the
  * event loop.
  */
+import { randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import type { BodyLease, BodyStore, CachedBody, PutResult, StoreStats } from './body-store.js';
@@ -71,7 +72,13 @@ export class MemoryStore implements BodyStore {
           'fetch or let expire earlier results, or request fewer rows',
       );
     }
-    const body: CachedBody = { table: tableFromSharedIpc(ipc), ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
+    const body: CachedBody = {
+      id: randomUUID(),
+      table: tableFromSharedIpc(ipc),
+      ipc,
+      totalRows: table.numRows,
+      byteLength: ipc.byteLength,
+    };
     const token = mintToken();
     const ttlMs = positive(options.ttlMs ?? this.ttlMs, 'ttlMs');
     const timer = this.schedule(token, ttlMs);

@@ -10,17 +10,21 @@
  * was written in full and released on any failure, so a 4xx or a dropped
  * transfer never consumes the token.
  */
-import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { BodyLease, BodyStore } from '../cache/body-store.js';
 import { isWellFormedToken } from '../cache/token.js';
 import { S2SPError } from '../errors.js';
-import { jsonBodyChunks } from '../table/json-encoding.js';
-import { projectColumns, selectRows } from '../table/select.js';
+import { lz4Available, lz4Codec } from '../table/lz4-codec.js';
+import { DEFAULT_CHUNK_ROWS, planChunks } from '../table/row-chunks.js';
+import { projectColumns } from '../table/select.js';
+import { createEncoderPool, type EncoderPool } from '../worker/encoder-pool.js';
+import { openBodyStream } from './body-stream.js';
+import { createEncoder, negotiateEncoding } from './content-encoding.js';
 import { errorForReply } from './error-reply.js';
 import { parseFetchRequest, resolveFetch } from './fetch-request.js';
 import { dataPlaneLogSerializers } from './log-serializers.js';
-import { negotiateFormat, type NegotiationSupport } from './negotiate.js';
+import { ARROW_STREAM_TYPE, negotiateFormat, type NegotiationSupport } from './negotiate.js';
 
 /** Default limit of a fetch request body: 16 MiB (a million row ids fit). */
 export const DEFAULT_REQUEST_BODY_LIMIT = 16 * 1024 * 1024;
@@ -31,14 +35,33 @@ export interface DataPlaneOptions {
   store: BodyStore;
   /** Largest accepted request body in bytes (default 16 MiB); larger gets 413. */
   bodyLimit?: number;
+  /**
+   * Where chunks are encoded: a pool to share, a thread count for a pool of
+   * the plugin's own (closed with the app), or 0 for the main thread only.
+   * Default: a pool with one thread per core, at most 4.
+   */
+  workers?: EncoderPool | number;
+  /** Rows per response chunk (one Arrow record batch); default 65,536. */
+  chunkRows?: number;
+  /** Chunks of at most this many cells stay on the main thread (default 20,000). */
+  inlineCellLimit?: number;
 }
 
-const SUPPORT: NegotiationSupport = { arrow: false, lz4: false };
 
 /** The data-plane fastify plugin. */
 export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, options) => {
   const { store } = options;
   const bodyLimit = options.bodyLimit ?? DEFAULT_REQUEST_BODY_LIMIT;
+  const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
+  const pool = poolFor(options.workers);
+  if (pool !== undefined && pool !== options.workers) app.addHook('onClose', () => pool.close());
+  // LZ4 is offered only where lz4-napi loads; elsewhere asking for it gets a 406 that says why.
+  const support: NegotiationSupport = {
+    arrow: true,
+    get lz4() {
+      return lz4Available();
+    },
+  };
 
   // Our own JSON parser: an empty body means {} (SPEC 3.1), and every other
   // media type is left unparsed so fastify answers 415.
@@ -67,19 +90,36 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
 
   app.post<{ Params: { token: string } }>('/s2sp/data/:token', routeOptions, async (request, reply) => {
     const fetchRequest = parseFetchRequest(request.body);
-    const format = negotiateFormat(request.headers.accept, SUPPORT);
+    const format = negotiateFormat(request.headers.accept, support);
     const token = request.params.token;
     if (!isWellFormedToken(token)) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     const lease = await store.lease(token);
     try {
-      const resolved = resolveFetch(fetchRequest, lease.body.table);
-      const table = projectColumns(selectRows(lease.body.table, resolved.sortedIds), resolved.columns);
+      const { body } = lease;
+      const resolved = resolveFetch(fetchRequest, body.table);
+      const table = projectColumns(body.table, resolved.columns);
+      const stream = await openBodyStream({
+        body,
+        table,
+        columns: resolved.columns === undefined ? null : table.schema.fields.map((f) => f.name),
+        chunks: planChunks(body.totalRows, resolved.sortedIds, chunkRows),
+        format,
+        pool,
+        compress: format.kind === 'arrow' && format.codec === 'lz4' ? lz4Codec().compressFrame : undefined,
+        inlineCellLimit: options.inlineCellLimit,
+      });
       settleWithResponse(reply, lease);
-      if (format.kind === 'json') {
-        reply.type('application/json; charset=utf-8');
-        return reply.send(Readable.from(jsonBodyChunks(table)));
+      if (format.kind === 'arrow') {
+        reply.type(format.codec === undefined ? ARROW_STREAM_TYPE : `${ARROW_STREAM_TYPE}; codecs="${format.codec}"`);
+        return reply.send(stream);
       }
-      throw new S2SPError('S2SP_ERR_ACCEPT_UNSUPPORTED');
+      reply.type('application/json; charset=utf-8');
+      const encoding = negotiateEncoding(request.headers['accept-encoding']);
+      if (encoding === undefined) return reply.send(stream);
+      reply.header('content-encoding', encoding).header('vary', 'Accept, Accept-Encoding');
+      const encoder = createEncoder(encoding);
+      pipeline(stream, encoder).catch(() => {}); // errors destroy both; the response sees the cut
+      return reply.send(encoder);
     } catch (error) {
       await lease.release();
       throw error;
@@ -102,6 +142,12 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     return { status: 'ok', entries: stats.entries, bytes: stats.bytes };
   });
 };
+
+function poolFor(workers: DataPlaneOptions['workers']): EncoderPool | undefined {
+  if (workers === 0) return undefined;
+  if (typeof workers === 'object') return workers;
+  return createEncoderPool({ threads: workers });
+}
 
 /**
  * Commits the lease once the response was written in full ('finish'), and

@@ -17,7 +17,7 @@ export interface ResponseFormat {
   readonly codec?: 'lz4';
 }
 
-/** The Arrow formats this server can write; issue #3 adds more. */
+/** What this server can write. `lz4` may be a getter: it is read only when a client asks for LZ4. */
 export interface NegotiationSupport {
   readonly arrow: boolean;
   readonly lz4: boolean;
@@ -82,18 +82,20 @@ function splitOutsideQuotes(s: string, sep: string): string[] {
 export function negotiateFormat(accept: string | undefined, support: NegotiationSupport): ResponseFormat {
   if (accept === undefined || accept.trim() === '') return { kind: 'json' };
   const ranges = parseAccept(accept);
+  // Asked first, so `support.lz4` (which may load a native addon) is read only when a client lists lz4.
+  const wantsLz4 = ranges.some((r) => r.q > 0 && listedCodecs(r).includes('lz4'));
   let best: { format: ResponseFormat; q: number } | undefined;
-  for (const format of candidates(support)) {
+  for (const format of candidates(support, wantsLz4)) {
     const q = qualityOf(format, ranges);
     if (q > 0 && (best === undefined || q > best.q)) best = { format, q };
   }
-  if (best === undefined) throw new S2SPError('S2SP_ERR_ACCEPT_UNSUPPORTED', unsupportedMessage(accept, support));
+  if (best === undefined) throw new S2SPError('S2SP_ERR_ACCEPT_UNSUPPORTED', unsupportedMessage(accept, support, wantsLz4));
   return best.format;
 }
 
-function candidates(support: NegotiationSupport): ResponseFormat[] {
+function candidates(support: NegotiationSupport, wantsLz4: boolean): ResponseFormat[] {
   const out: ResponseFormat[] = [{ kind: 'json' }];
-  if (support.arrow && support.lz4) out.push({ kind: 'arrow', codec: 'lz4' });
+  if (support.arrow && wantsLz4 && support.lz4) out.push({ kind: 'arrow', codec: 'lz4' });
   if (support.arrow) out.push({ kind: 'arrow' });
   return out;
 }
@@ -139,8 +141,11 @@ function listedCodecs(range: MediaRange): string[] {
     .map((c) => (c === 'lz4_frame' ? 'lz4' : c));
 }
 
-function unsupportedMessage(accept: string, support: NegotiationSupport): string {
+function unsupportedMessage(accept: string, support: NegotiationSupport, wantsLz4: boolean): string {
   const types = [JSON_TYPE];
-  if (support.arrow) types.push(ARROW_STREAM_TYPE, ...(support.lz4 ? [`${ARROW_STREAM_TYPE}; codecs="lz4"`] : []));
-  return `unsupported Accept ${JSON.stringify(accept.slice(0, 120))}; supported: ${types.join(', ')}`;
+  if (support.arrow) types.push(ARROW_STREAM_TYPE);
+  const lz4 = support.arrow && support.lz4;
+  if (lz4) types.push(`${ARROW_STREAM_TYPE}; codecs="lz4"`);
+  const why = wantsLz4 && support.arrow && !lz4 ? ' (LZ4 is not available on this server: lz4-napi has no binary for its platform)' : '';
+  return `unsupported Accept ${JSON.stringify(accept.slice(0, 120))}${why}; supported: ${types.join(', ')}`;
 }

@@ -1,44 +1,69 @@
 /**
- * Encodes a table as the data plane's JSON document, in chunks:
+ * Encodes a table as the data plane's JSON document, straight to UTF-8:
  *
  *   {"body":[{"_row_id":0,...},...],"total_rows":k,"columns_returned":[...]}
  *
- * A chunk is a string of about `chunkChars` characters, so a large body is
- * never one giant string (V8 strings stop near 512 MiB).
+ * Rows come out in chunks of about `chunkBytes`, so a large body is never
+ * one giant buffer or string (V8 strings stop near 512 MiB).
  */
 import type { Table } from 'apache-arrow';
-import { jsonReader, type JsonReader } from './column-readers.js';
+import { ByteWriter } from './byte-writer.js';
+import { jsonWriter, type JsonWriter } from './json-column-writers.js';
 
-/** Default size of one JSON chunk, in UTF-16 code units. */
-export const DEFAULT_JSON_CHUNK_CHARS = 64 * 1024;
+/** Default size of one JSON chunk, in bytes. */
+export const DEFAULT_JSON_CHUNK_BYTES = 64 * 1024;
 
-/** Yields the JSON rows of `table`, `{"_row_id":0,...}` each, comma-separated, in chunks. */
-export function* jsonRowChunks(table: Table, chunkChars = DEFAULT_JSON_CHUNK_CHARS): Generator<string> {
+const encoder = new TextEncoder();
+
+/**
+ * Yields the rows of `table` as JSON bytes, `{"_row_id":0,...}` each,
+ * comma-separated (a chunk after the first starts with the comma), in chunks
+ * of about `chunkBytes` (Infinity: one chunk).
+ */
+export function* jsonRowBytes(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTES): Generator<Uint8Array> {
   const fields = table.schema.fields;
-  const keys = fields.map((f, c) => (c === 0 ? '{' : ',') + JSON.stringify(f.name) + ':');
-  let chunk = '';
+  // `{"_row_id":` opens a row, `,"name":` precedes every other value.
+  const keys = fields.map((f, c) => encoder.encode((c === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
+  const width = fields.length;
+  const w = new ByteWriter(Number.isFinite(chunkBytes) ? chunkBytes + 4096 : table.numRows * 16 * Math.max(1, width));
   let first = true;
   for (const batch of table.batches) {
-    const readers: JsonReader[] = fields.map((f, c) => jsonReader(f, batch.data.children[c]));
-    const width = readers.length;
+    const writers: JsonWriter[] = fields.map((f, c) => jsonWriter(f, batch.data.children[c]));
     for (let i = 0; i < batch.numRows; i++) {
-      let row = first ? '' : ',';
+      w.ensure(1);
+      if (!first) w.buf[w.pos++] = 0x2c; // ','
       first = false;
-      for (let c = 0; c < width; c++) row += keys[c] + readers[c](i);
-      chunk += row + '}';
-      if (chunk.length >= chunkChars) {
-        yield chunk;
-        chunk = '';
+      for (let c = 0; c < width; c++) {
+        w.bytes(keys[c]);
+        writers[c](w, i);
       }
+      w.ensure(1);
+      w.buf[w.pos++] = 0x7d; // '}'
+      if (w.pos >= chunkBytes) yield w.take();
     }
   }
-  if (chunk.length > 0) yield chunk;
+  if (w.pos > 0) yield w.take(0);
 }
 
-/** Yields the full data-plane JSON document for `table` (SPEC 3.2), in chunks. */
-export function* jsonBodyChunks(table: Table, chunkChars = DEFAULT_JSON_CHUNK_CHARS): Generator<string> {
+/** The rows of `table` as one JSON fragment (no brackets). */
+export function jsonRowFragment(table: Table): Uint8Array {
+  const parts = [...jsonRowBytes(table, Number.POSITIVE_INFINITY)];
+  return parts.length === 0 ? new Uint8Array(0) : parts[0];
+}
+
+/** The closing part of the document: `],"total_rows":k,"columns_returned":[...]}`. */
+export function jsonDocumentTail(totalRows: number, columns: readonly string[]): string {
+  return `],"total_rows":${totalRows},"columns_returned":${JSON.stringify(columns)}}`;
+}
+
+/** Yields the rows of `table` as strings (see {@link jsonRowBytes}). */
+export function* jsonRowChunks(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTES): Generator<string> {
+  for (const bytes of jsonRowBytes(table, chunkBytes)) yield Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+/** Yields the full data-plane JSON document for `table` (SPEC 3.2) as strings, in chunks. */
+export function* jsonBodyChunks(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTES): Generator<string> {
   yield '{"body":[';
-  yield* jsonRowChunks(table, chunkChars);
-  const columns = JSON.stringify(table.schema.fields.map((f) => f.name));
-  yield `],"total_rows":${table.numRows},"columns_returned":${columns}}`;
+  yield* jsonRowChunks(table, chunkBytes);
+  yield jsonDocumentTail(table.numRows, table.schema.fields.map((f) => f.name));
 }

@@ -16,7 +16,7 @@ export function sortedUniqueIds(ids: readonly number[]): number[] {
 }
 
 /** Consecutive runs `[start, end)` of an ascending, duplicate-free id list. */
-export function idRuns(sortedIds: readonly number[]): Array<[number, number]> {
+export function idRuns(sortedIds: ArrayLike<number>): Array<[number, number]> {
   const runs: Array<[number, number]> = [];
   let i = 0;
   while (i < sortedIds.length) {

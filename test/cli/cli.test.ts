@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { expectConsumed } from '../support/expect-consumed.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
@@ -84,8 +85,7 @@ test('serve over stdio: read_table lists S2SP params; the resource_url answers o
   assert.equal(body.total_rows, 2);
   assert.deepEqual(body.columns_returned, ['_row_id', 'mag']);
 
-  const again = await post(envelope.resource_url, '{"row_ids":[0,2],"columns":["mag"]}');
-  assert.equal(again.status, 404);
+  await expectConsumed(envelope.resource_url);
 });
 
 test('serve over Streamable HTTP: MCP at /mcp and the data plane on one port', async (t) => {

@@ -1,0 +1,103 @@
+/**
+ * Streams one response body: framing (JSON brackets, or the Arrow schema and
+ * end-of-stream marker) around chunks encoded in order. Chunks are encoded in
+ * worker threads, a window of `pool.threads` ahead of the socket, or inline
+ * on the main thread when that is cheaper (see {@link runsInline}). The
+ * Readable holds at most one part beyond what the socket accepted, so a large
+ * body is never buffered whole, and backpressure reaches the encoders.
+ */
+import { Readable } from 'node:stream';
+import type { Table } from 'apache-arrow';
+import type { CachedBody } from '../cache/body-store.js';
+import { encodeChunk, type ChunkFormat } from '../table/chunk-encoding.js';
+import { END_OF_STREAM, schemaMessage, type BufferCompressor } from '../table/ipc-message.js';
+import { jsonDocumentTail } from '../table/json-encoding.js';
+import { chunkLength, type RowChunk } from '../table/row-chunks.js';
+import type { EncoderPool } from '../worker/encoder-pool.js';
+
+/**
+ * Chunks with at most this many cells (rows x columns) are encoded on the
+ * main thread: below it a worker round trip costs more than the work.
+ * Measured with bench/inline-threshold (see native-notes.md).
+ */
+export const DEFAULT_INLINE_CELL_LIMIT = 20_000;
+
+/** Everything needed to stream one body. */
+export interface BodyStreamPlan {
+  readonly body: CachedBody;
+  /** The body projected to the response columns (`_row_id` first). */
+  readonly table: Table;
+  /** The response columns, or null for all (what workers project to). */
+  readonly columns: readonly string[] | null;
+  readonly chunks: readonly RowChunk[];
+  readonly format: ChunkFormat;
+  readonly pool?: EncoderPool;
+  readonly compress?: BufferCompressor;
+  readonly inlineCellLimit?: number;
+}
+
+const JSON_OPEN = Buffer.from('{"body":[');
+const COMMA = Buffer.from(',');
+
+/** True when a chunk is encoded on the main thread instead of in a worker. */
+export function runsInline(plan: BodyStreamPlan, chunk: RowChunk): boolean {
+  if (plan.pool === undefined) return true;
+  // Uncompressed Arrow over a range is views of the cached buffers: nothing to encode.
+  if (plan.format.kind === 'arrow' && plan.format.codec === undefined && !('ids' in chunk)) return true;
+  return chunkLength(chunk) * plan.table.numCols <= (plan.inlineCellLimit ?? DEFAULT_INLINE_CELL_LIMIT);
+}
+
+async function encodeOne(plan: BodyStreamPlan, chunk: RowChunk): Promise<Uint8Array[]> {
+  if (runsInline(plan, chunk)) return encodeChunk(plan.table, chunk, plan.format, plan.compress);
+  const bytes = await plan.pool!.run({
+    ipc: plan.body.ipc,
+    bodyId: plan.body.id,
+    columns: plan.columns,
+    chunk,
+    format: plan.format,
+  });
+  return [bytes];
+}
+
+/**
+ * Starts encoding and resolves once the first chunk is ready, so a failure
+ * before any byte is sent can still become a clean 500 (the lease is kept).
+ * A failure after that destroys the stream: the client sees a cut transfer.
+ */
+export async function openBodyStream(plan: BodyStreamPlan): Promise<Readable> {
+  const window = plan.pool?.threads ?? 1;
+  const pending: Array<Promise<Uint8Array[]>> = [];
+  let next = 0;
+  const fill = () => {
+    while (pending.length < window && next < plan.chunks.length) {
+      const encoding = encodeOne(plan, plan.chunks[next++]);
+      encoding.catch(() => {}); // awaited in order below; this only silences abandoned ones
+      pending.push(encoding);
+    }
+  };
+  fill();
+  if (pending.length > 0) await pending[0];
+
+  async function* parts(): AsyncGenerator<Uint8Array> {
+    const json = plan.format.kind === 'json';
+    yield json ? JSON_OPEN : schemaMessage(plan.table.schema);
+    let wroteRows = false;
+    while (pending.length > 0) {
+      const chunkParts = await pending.shift()!;
+      fill();
+      if (json && chunkParts.length > 0) {
+        if (wroteRows) yield COMMA;
+        wroteRows = true;
+      }
+      yield* chunkParts;
+    }
+    yield json ? Buffer.from(jsonTrailer(plan)) : END_OF_STREAM;
+  }
+  return Readable.from(parts(), { objectMode: true, highWaterMark: 1 });
+}
+
+function jsonTrailer(plan: BodyStreamPlan): string {
+  let rows = 0;
+  for (const chunk of plan.chunks) rows += chunkLength(chunk);
+  return jsonDocumentTail(rows, plan.table.schema.fields.map((f) => f.name));
+}

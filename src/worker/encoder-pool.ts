@@ -1,0 +1,44 @@
+/**
+ * The worker pool that encodes response chunks (piscina over worker_threads).
+ * Workers start lazily and idle out, so an idle server holds no threads.
+ */
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import type { EncodeTask } from './encode-task.js';
+
+/** Options of {@link createEncoderPool}. */
+export interface EncoderPoolOptions {
+  /** Worker threads (default: available cores, at most 4). */
+  threads?: number;
+  /** Milliseconds an idle worker lives (default 30 s). */
+  idleTimeoutMs?: number;
+}
+
+/** Encodes chunks in worker threads. */
+export interface EncoderPool {
+  /** Number of worker threads. */
+  readonly threads: number;
+  /** Encodes one chunk in a worker; the bytes arrive transferred, not copied. */
+  run(task: EncodeTask): Promise<Uint8Array>;
+  /** Stops every worker. */
+  close(): Promise<void>;
+}
+
+const WORKER_FILE = new URL('./encode-worker.js', import.meta.url).href;
+
+/** Creates an encoder pool with `threads` workers. */
+export function createEncoderPool(options: EncoderPoolOptions = {}): EncoderPool {
+  const threads = options.threads ?? Math.min(4, availableParallelism());
+  if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
+  const piscina = new Piscina<EncodeTask, Uint8Array>({
+    filename: WORKER_FILE,
+    minThreads: 0,
+    maxThreads: threads,
+    idleTimeout: options.idleTimeoutMs ?? 30_000,
+  });
+  return {
+    threads,
+    run: (task) => piscina.run(task),
+    close: () => piscina.destroy(),
+  };
+}
