@@ -29,6 +29,11 @@ export { mcpHttpPlugin, type McpHttpOptions } from './control/mcp-http-plugin.js
 // Data plane
 export { s2spDataPlane, DEFAULT_REQUEST_BODY_LIMIT, type DataPlaneOptions } from './data/data-plane-plugin.js';
 export { ARROW_STREAM_TYPE, JSON_TYPE } from './data/negotiate.js';
+export { DEFAULT_INLINE_CELL_LIMIT } from './data/body-stream.js';
+
+// Worker threads
+export { createEncoderPool, type EncoderPool, type EncoderPoolOptions } from './worker/encoder-pool.js';
+export { lz4Available } from './table/lz4-codec.js';
 
 // Cache
 export type { BodyStore, BodyLease, CachedBody, PutResult, StoreStats } from './cache/body-store.js';
@@ -42,7 +47,7 @@ export { ROW_ID, withRowIds } from './table/row-id.js';
 export { JSON_TEXT_METADATA_KEY } from './table/json-column.js';
 
 // Consumer side
-export { fetchBody, type FetchBodyOptions, type FetchedBody } from './consumer/fetch-body.js';
+export { fetchBody, BodyFormat, type FetchBodyOptions, type FetchedBody } from './consumer/fetch-body.js';
 export { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from './consumer/resolve.js';
 export { mergeByRowId } from './consumer/merge.js';
 export { parseColumnMapping, applyColumnMapping } from './consumer/column-mapping.js';

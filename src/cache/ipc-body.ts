@@ -5,10 +5,29 @@
  * `tableFromIPC` returns views instead of copying each column.
  */
 import { tableFromIPC, tableToIPC, type Table } from 'apache-arrow';
+import { hasDictionaries } from '../table/decode-dictionaries.js';
+import { END_OF_STREAM, partsLength, recordBatchMessage, schemaMessage } from '../table/ipc-message.js';
 
-/** Encodes `table` as an IPC stream held in a SharedArrayBuffer. */
+/**
+ * Encodes `table` as an IPC stream held in a SharedArrayBuffer. The messages
+ * are written straight into the shared buffer (one copy of the column data),
+ * not built whole by arrow-js and copied again.
+ */
 export function sharedIpcFromTable(table: Table): Uint8Array {
-  const ipc = tableToIPC(table, 'stream');
+  if (hasDictionaries(table.schema)) return toShared(tableToIPC(table, 'stream'));
+  const parts = [schemaMessage(table.schema)];
+  for (const batch of table.batches) parts.push(...recordBatchMessage(batch));
+  parts.push(END_OF_STREAM);
+  const shared = new Uint8Array(new SharedArrayBuffer(partsLength(parts)));
+  let at = 0;
+  for (const part of parts) {
+    shared.set(part, at);
+    at += part.byteLength;
+  }
+  return shared;
+}
+
+function toShared(ipc: Uint8Array): Uint8Array {
   const shared = new Uint8Array(new SharedArrayBuffer(ipc.byteLength));
   shared.set(ipc);
   return shared;

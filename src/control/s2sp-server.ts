@@ -17,7 +17,7 @@ import type { ZodRawShape } from 'zod';
 import type { BodyStore } from '../cache/body-store.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { ResolveOptions } from '../consumer/resolve.js';
-import { s2spDataPlane } from '../data/data-plane-plugin.js';
+import { s2spDataPlane, type DataPlaneOptions } from '../data/data-plane-plugin.js';
 import { dataPlaneLogSerializers } from '../data/log-serializers.js';
 import { S2SPError } from '../errors.js';
 import { registerConsumerTool, type ConsumerToolConfig, type ConsumerToolHandler } from './consumer-tool.js';
@@ -50,6 +50,8 @@ export interface S2SPServerOptions {
   abstractRowLimit?: number;
   /** Largest data-plane request body in bytes. */
   requestBodyLimit?: number;
+  /** Where the data plane encodes response chunks: a shared pool, a thread count, or 0 for the main thread. */
+  workers?: DataPlaneOptions['workers'];
   /** What consumer tools may fetch (origins beyond loopback, size and time limits). */
   consumer?: ResolveOptions;
   /** fastify logger options (default: off). With stdio, log to stderr, never stdout. */
@@ -137,7 +139,7 @@ export class S2SPServer {
     // fastify's default 404 logs "Route POST:<url> not found": a mistyped
     // resource_url would put its token in the log.
     app.setNotFoundHandler((_request, reply) => reply.code(404).send(new S2SPError('S2SP_ERR_ROUTE_NOT_FOUND').toJSON()));
-    await app.register(s2spDataPlane, { store: this.store, bodyLimit: this.options.requestBodyLimit });
+    await app.register(s2spDataPlane, { store: this.store, bodyLimit: this.options.requestBodyLimit, workers: this.options.workers });
     if (options.mcpPath !== undefined) {
       await app.register(mcpHttpPlugin, { path: options.mcpPath, createServer: () => this.createMcpServer() });
     }

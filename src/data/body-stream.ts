@@ -17,10 +17,12 @@ import type { EncoderPool } from '../worker/encoder-pool.js';
 
 /**
  * Chunks with at most this many cells (rows x columns) are encoded on the
- * main thread: below it a worker round trip costs more than the work.
- * Measured with bench/inline-threshold (see native-notes.md).
+ * main thread. Inline is always lower latency for one chunk (a worker does
+ * the same work plus a round trip of ~0.3 ms), but it blocks the event loop;
+ * 4,096 cells is about 1 ms of JSON encoding, the most we let one request
+ * take from everyone else. Measured with bench/inline-threshold (native-notes.md).
  */
-export const DEFAULT_INLINE_CELL_LIMIT = 20_000;
+export const DEFAULT_INLINE_CELL_LIMIT = 4096;
 
 /** Everything needed to stream one body. */
 export interface BodyStreamPlan {

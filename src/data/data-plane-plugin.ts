@@ -43,7 +43,7 @@ export interface DataPlaneOptions {
   workers?: EncoderPool | number;
   /** Rows per response chunk (one Arrow record batch); default 65,536. */
   chunkRows?: number;
-  /** Chunks of at most this many cells stay on the main thread (default 20,000). */
+  /** Chunks of at most this many cells stay on the main thread (default 4,096). */
   inlineCellLimit?: number;
 }
 

@@ -4,6 +4,7 @@
  * first key of every row we emit.
  */
 import { Field, Int32, RecordBatch, Schema, Struct, Table, makeData, type Data } from 'apache-arrow';
+import { decodeDictionaries } from './decode-dictionaries.js';
 
 /** The name of the row identifier column. */
 export const ROW_ID = '_row_id';
@@ -19,11 +20,13 @@ export function rowIdData(start: number, length: number): Data<Int32> {
 }
 
 /**
- * Returns `table` with `_row_id` (Int32, 0..n-1) as its first column. An
- * existing `_row_id` column is replaced: ids are positions, never user data.
- * Column buffers of the other columns are shared, not copied.
+ * Returns `table` as a body: `_row_id` (Int32, 0..n-1) first, dictionary
+ * columns decoded (decode-dictionaries.ts). An existing `_row_id` column is
+ * replaced: ids are positions, never user data. Other column buffers are
+ * shared, not copied.
  */
-export function withRowIds(table: Table): Table {
+export function withRowIds(input: Table): Table {
+  const table = decodeDictionaries(input);
   const fields = table.schema.fields.filter((f) => f.name !== ROW_ID);
   const schema = new Schema([ROW_ID_FIELD, ...fields], table.schema.metadata);
   const keep = table.schema.fields.map((f, i) => (f.name === ROW_ID ? -1 : i)).filter((i) => i >= 0);

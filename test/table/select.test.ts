@@ -145,3 +145,22 @@ test('hasRowIds is false for tables without a leading Int32 _row_id', () => {
   assert.equal(hasRowIds(tableFromArrays({ a: [1], _row_id: new Int32Array([0]) })), false);
   assert.equal(hasRowIds(tableFromArrays({ _row_id: Float64Array.from([0]) })), false);
 });
+
+test('withRowIds decodes dictionary columns, so chunks can be encoded on their own', async () => {
+  const { tableFromArrays, vectorFromArray, Dictionary, Utf8, Int32, tableFromIPC, Type } = await import('apache-arrow');
+  const { withRowIds } = await import('../../src/table/row-id.js');
+  const { rowsFromTable } = await import('../../src/table/rows-from-table.js');
+  const { sharedIpcFromTable } = await import('../../src/cache/ipc-body.js');
+  const input = tableFromArrays({
+    d: vectorFromArray(['a', 'b', null, 'a'], new Dictionary(new Utf8(), new Int32())),
+    x: Int32Array.from([1, 2, 3, 4]),
+  });
+  const body = withRowIds(input);
+  assert.equal(body.schema.fields[1].type.typeId, Type.Utf8);
+  assert.deepEqual(rowsFromTable(tableFromIPC(sharedIpcFromTable(body))), [
+    { _row_id: 0, d: 'a', x: 1 },
+    { _row_id: 1, d: 'b', x: 2 },
+    { _row_id: 2, d: null, x: 3 },
+    { _row_id: 3, d: 'a', x: 4 },
+  ]);
+});
