@@ -147,13 +147,13 @@ test('hasRowIds is false for tables without a leading Int32 _row_id', () => {
 });
 
 test('withRowIds decodes dictionary columns, so chunks can be encoded on their own', async () => {
-  const { tableFromArrays, vectorFromArray, Dictionary, Utf8, Int32, tableFromIPC, Type } = await import('apache-arrow');
+  const { Table: ArrowTable, vectorFromArray, Dictionary, Utf8, Int32, tableFromIPC, Type } = await import('apache-arrow');
   const { withRowIds } = await import('../../src/table/row-id.js');
   const { rowsFromTable } = await import('../../src/table/rows-from-table.js');
   const { sharedIpcFromTable } = await import('../../src/cache/ipc-body.js');
-  const input = tableFromArrays({
+  const input = new ArrowTable({
     d: vectorFromArray(['a', 'b', null, 'a'], new Dictionary(new Utf8(), new Int32())),
-    x: Int32Array.from([1, 2, 3, 4]),
+    x: vectorFromArray(Int32Array.from([1, 2, 3, 4])),
   });
   const body = withRowIds(input);
   assert.equal(body.schema.fields[1].type.typeId, Type.Utf8);
