@@ -3,6 +3,7 @@
  * Workers start lazily and idle out, so an idle server holds no threads.
  */
 import { availableParallelism } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import type { EncodeTask } from './encode-task.js';
 
@@ -12,6 +13,13 @@ export interface EncoderPoolOptions {
   threads?: number;
   /** Milliseconds an idle worker lives (default 30 s). */
   idleTimeoutMs?: number;
+  /**
+   * The worker module (default: s2sp's encode-worker). For instrumentation
+   * and fault-injection tests: a module whose default export wraps
+   * encode-worker's. `workerData` is handed to it unchanged.
+   */
+  workerFile?: string | URL;
+  workerData?: unknown;
 }
 
 /** Encodes chunks in worker threads. */
@@ -26,12 +34,18 @@ export interface EncoderPool {
 
 const WORKER_FILE = new URL('./encode-worker.js', import.meta.url).href;
 
+function moduleHref(file: string | URL): string {
+  if (file instanceof URL || file.startsWith('file:')) return new URL(file).href;
+  return pathToFileURL(file).href;
+}
+
 /** Creates an encoder pool with `threads` workers. */
 export function createEncoderPool(options: EncoderPoolOptions = {}): EncoderPool {
   const threads = options.threads ?? Math.min(4, availableParallelism());
   if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
   const piscina = new Piscina<EncodeTask, Uint8Array>({
-    filename: WORKER_FILE,
+    filename: options.workerFile === undefined ? WORKER_FILE : moduleHref(options.workerFile),
+    workerData: options.workerData,
     minThreads: 0,
     maxThreads: threads,
     idleTimeout: options.idleTimeoutMs ?? 30_000,
