@@ -44,6 +44,8 @@ export interface StoreStats {
   readonly entries: number;
   readonly bytes: number;
   readonly maxBytes: number;
+  /** Memory kept for reuse beyond the entries (MemoryStore's idle shared buffers), if any. */
+  readonly idleBytes?: number;
 }
 
 /** A cache of bodies keyed by single-use tokens. */

@@ -13,12 +13,9 @@ import { END_OF_STREAM, partsLength, recordBatchMessage, schemaMessage } from '.
  * are written straight into the shared buffer (one copy of the column data),
  * not built whole by arrow-js and copied again.
  */
-export function sharedIpcFromTable(table: Table): Uint8Array {
-  if (hasDictionaries(table.schema)) return toShared(tableToIPC(table, 'stream'));
-  const parts = [schemaMessage(table.schema)];
-  for (const batch of table.batches) parts.push(...recordBatchMessage(batch));
-  parts.push(END_OF_STREAM);
-  const shared = new Uint8Array(new SharedArrayBuffer(partsLength(parts)));
+export function sharedIpcFromTable(table: Table, allocate: SharedAllocator = freshShared): Uint8Array {
+  const parts = hasDictionaries(table.schema) ? [tableToIPC(table, 'stream')] : messagesOf(table);
+  const shared = allocate(partsLength(parts));
   let at = 0;
   for (const part of parts) {
     shared.set(part, at);
@@ -27,10 +24,18 @@ export function sharedIpcFromTable(table: Table): Uint8Array {
   return shared;
 }
 
-function toShared(ipc: Uint8Array): Uint8Array {
-  const shared = new Uint8Array(new SharedArrayBuffer(ipc.byteLength));
-  shared.set(ipc);
-  return shared;
+/** Allocates a zero-offset SharedArrayBuffer-backed view of exactly `byteLength` bytes. */
+export type SharedAllocator = (byteLength: number) => Uint8Array;
+
+function freshShared(byteLength: number): Uint8Array {
+  return new Uint8Array(new SharedArrayBuffer(byteLength));
+}
+
+function messagesOf(table: Table): Uint8Array[] {
+  const parts = [schemaMessage(table.schema)];
+  for (const batch of table.batches) parts.push(...recordBatchMessage(batch));
+  parts.push(END_OF_STREAM);
+  return parts;
 }
 
 /** Maps an IPC stream (usually SharedArrayBuffer-backed) back to a Table without copying column buffers. */

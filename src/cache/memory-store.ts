@@ -12,6 +12,7 @@ import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import type { BodyLease, BodyStore, CachedBody, PutResult, StoreStats } from './body-store.js';
 import { sharedIpcFromTable, tableFromSharedIpc } from './ipc-body.js';
+import { SharedMemoryPool } from './shared-memory-pool.js';
 import { mintToken } from './token.js';
 
 /** Default time to live of an entry: 10 minutes. */
@@ -35,6 +36,8 @@ export interface MemoryStoreOptions {
   singleUse?: boolean;
   /** Called when an entry is removed, with why (for metrics and tests). */
   onEvict?: (reason: 'consumed' | 'expired' | 'closed') => void;
+  /** Where body buffers come from and go back to (default: a pool of this store's own). */
+  memoryPool?: SharedMemoryPool;
 }
 
 interface Entry {
@@ -52,6 +55,7 @@ export class MemoryStore implements BodyStore {
   readonly singleUse: boolean;
   private readonly entries = new Map<string, Entry>();
   private readonly onEvict?: MemoryStoreOptions['onEvict'];
+  private readonly memoryPool: SharedMemoryPool;
   private bytes = 0;
   private closed = false;
 
@@ -60,12 +64,14 @@ export class MemoryStore implements BodyStore {
     this.maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BYTES, 'maxBytes');
     this.singleUse = options.singleUse ?? true;
     this.onEvict = options.onEvict;
+    this.memoryPool = options.memoryPool ?? new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, this.maxBytes / 4) });
   }
 
   async put(table: Table, options: { ttlMs?: number } = {}): Promise<PutResult> {
     if (this.closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
-    const ipc = sharedIpcFromTable(table);
+    const ipc = sharedIpcFromTable(table, (n) => this.memoryPool.acquire(n));
     if (this.bytes + ipc.byteLength > this.maxBytes) {
+      this.memoryPool.release(ipc);
       throw new S2SPError(
         'S2SP_ERR_CACHE_FULL',
         `the body cache is full: this body needs ${ipc.byteLength} bytes, ${this.maxBytes - this.bytes} of ${this.maxBytes} are free; ` +
@@ -117,12 +123,13 @@ export class MemoryStore implements BodyStore {
   }
 
   async stats(): Promise<StoreStats> {
-    return { entries: this.entries.size, bytes: this.bytes, maxBytes: this.maxBytes };
+    return { entries: this.entries.size, bytes: this.bytes, maxBytes: this.maxBytes, idleBytes: this.memoryPool.stats().bytes };
   }
 
   async close(): Promise<void> {
     this.closed = true;
     for (const token of [...this.entries.keys()]) this.remove(token, 'closed');
+    this.memoryPool.clear();
   }
 
   /**
@@ -153,6 +160,8 @@ export class MemoryStore implements BodyStore {
     clearTimeout(entry.timer);
     this.entries.delete(token);
     this.bytes -= entry.body.byteLength;
+    // Back to the pool: a SharedArrayBuffer would otherwise wait for a full GC (shared-memory-pool.ts).
+    this.memoryPool.release(entry.body.ipc);
     this.onEvict?.(reason);
   }
 }
