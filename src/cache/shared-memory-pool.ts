@@ -13,32 +13,48 @@
 export interface SharedMemoryPoolOptions {
   /** Bytes of idle buffers kept for reuse (default 256 MiB); beyond it the oldest go to the collector. */
   maxIdleBytes?: number;
+  /** Milliseconds an idle buffer waits for reuse before it goes to the collector (default 30 s). */
+  idleTtlMs?: number;
 }
+
+interface IdleBuffer {
+  readonly buffer: SharedArrayBuffer;
+  readonly since: number;
+}
+
+import { sharedMemoryDropped } from './collect-shared-memory.js';
 
 /** Buffers are allocated in whole 64 KiB pages, so near sizes share a capacity. */
 const PAGE = 64 * 1024;
 /** A buffer is reused for a body that fills at least this share of it. */
 const MIN_FILL = 0.8;
 
-/** A free list of SharedArrayBuffers, best fit. */
+/**
+ * A free list of SharedArrayBuffers, best fit. Buffers it lets go (over the
+ * byte cap, or idle too long) are reported to collect-shared-memory.ts, so
+ * an idle server returns to its baseline RSS.
+ */
 export class SharedMemoryPool {
   readonly maxIdleBytes: number;
-  private idle: SharedArrayBuffer[] = [];
+  readonly idleTtlMs: number;
+  private idle: IdleBuffer[] = [];
   private idleBytes = 0;
+  private sweeper?: NodeJS.Timeout;
 
   constructor(options: SharedMemoryPoolOptions = {}) {
     this.maxIdleBytes = options.maxIdleBytes ?? 256 * 1024 * 1024;
+    this.idleTtlMs = options.idleTtlMs ?? 30_000;
   }
 
   /** A zero-offset view of exactly `byteLength` bytes over a shared buffer (8-byte aligned). */
   acquire(byteLength: number): Uint8Array {
     let best = -1;
     for (let i = 0; i < this.idle.length; i++) {
-      const capacity = this.idle[i].byteLength;
-      if (capacity >= byteLength && capacity * MIN_FILL <= byteLength && (best < 0 || capacity < this.idle[best].byteLength)) best = i;
+      const capacity = this.idle[i].buffer.byteLength;
+      if (capacity >= byteLength && capacity * MIN_FILL <= byteLength && (best < 0 || capacity < this.idle[best].buffer.byteLength)) best = i;
     }
     if (best >= 0) {
-      const [buffer] = this.idle.splice(best, 1);
+      const [{ buffer }] = this.idle.splice(best, 1);
       this.idleBytes -= buffer.byteLength;
       return new Uint8Array(buffer, 0, byteLength);
     }
@@ -49,10 +65,29 @@ export class SharedMemoryPool {
   /** Takes back the buffer under `view` (from {@link acquire}); the caller must not use the view again. */
   release(view: Uint8Array): void {
     const buffer = view.buffer;
-    if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength > this.maxIdleBytes) return;
-    this.idle.push(buffer);
+    if (!(buffer instanceof SharedArrayBuffer)) return;
+    if (buffer.byteLength > this.maxIdleBytes) return sharedMemoryDropped(buffer.byteLength);
+    this.idle.push({ buffer, since: Date.now() });
     this.idleBytes += buffer.byteLength;
-    while (this.idleBytes > this.maxIdleBytes) this.idleBytes -= this.idle.shift()!.byteLength;
+    while (this.idleBytes > this.maxIdleBytes) this.drop(0);
+    this.sweeper ??= setInterval(() => this.sweep(), Math.max(10, this.idleTtlMs / 2)).unref();
+  }
+
+  /** Lets go of buffers idle for longer than `idleTtlMs`. */
+  sweep(now = Date.now()): void {
+    while (this.idle.length > 0 && now - this.idle[0].since >= this.idleTtlMs) this.drop(0);
+    if (this.idle.length === 0) this.stopSweeper();
+  }
+
+  private drop(index: number): void {
+    const [{ buffer }] = this.idle.splice(index, 1);
+    this.idleBytes -= buffer.byteLength;
+    sharedMemoryDropped(buffer.byteLength);
+  }
+
+  private stopSweeper(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
   }
 
   /** Idle buffers and their bytes. */
@@ -60,9 +95,9 @@ export class SharedMemoryPool {
     return { buffers: this.idle.length, bytes: this.idleBytes };
   }
 
-  /** Drops every idle buffer. */
+  /** Lets go of every idle buffer. */
   clear(): void {
-    this.idle = [];
-    this.idleBytes = 0;
+    while (this.idle.length > 0) this.drop(0);
+    this.stopSweeper();
   }
 }

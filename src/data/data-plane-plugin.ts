@@ -83,6 +83,10 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       reply.raw.destroy();
       return;
     }
+    // A body stream can fail after the handler set Content-Encoding but before
+    // a byte went out (brotli holds small input back): the error document is
+    // plain JSON.
+    reply.removeHeader('content-encoding');
     return reply.code(wire.status).type('application/json; charset=utf-8').send(wire.toJSON());
   });
 
@@ -92,7 +96,9 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     const fetchRequest = parseFetchRequest(request.body);
     const format = negotiateFormat(request.headers.accept, support);
     const token = request.params.token;
-    if (!isWellFormedToken(token)) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
+    // Only the canonical spelling: fastify percent-decodes params, and a token
+    // that arrives encoded (%41...) is not how any resource_url was issued.
+    if (!isWellFormedToken(token) || !rawPath(request.url).endsWith(`/${token}`)) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     const lease = await store.lease(token);
     try {
       const { body } = lease;
@@ -143,6 +149,11 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   });
 };
 
+function rawPath(url: string): string {
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+}
+
 function poolFor(workers: DataPlaneOptions['workers']): EncoderPool | undefined {
   if (workers === 0) return undefined;
   if (typeof workers === 'object') return workers;
@@ -150,15 +161,17 @@ function poolFor(workers: DataPlaneOptions['workers']): EncoderPool | undefined 
 }
 
 /**
- * Commits the lease once the response was written in full ('finish'), and
- * releases it if the connection closes first (or already has) or the stream fails.
+ * Commits the lease once a 2xx response was written in full ('finish'), and
+ * releases it if the connection closes first (or already has) or the stream
+ * fails. A stream that fails before its first byte becomes an error document,
+ * whose 'finish' must not consume the token (SPEC 3.4).
  */
 function settleWithResponse(reply: FastifyReply, lease: BodyLease): void {
   const res = reply.raw;
   let finished = false;
   res.once('finish', () => {
     finished = true;
-    void lease.commit();
+    void (res.statusCode >= 200 && res.statusCode < 300 ? lease.commit() : lease.release());
   });
   res.once('close', () => {
     if (!finished) void lease.release();
