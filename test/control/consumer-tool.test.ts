@@ -113,3 +113,36 @@ test('a consumed resource_url is a tool error that says to call the resource too
   assert.equal(again._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_CONSUMER_FETCH_FAILED');
   assert.match((again.content[0] as { text: string }).text, /resource tool again/);
 });
+
+test('a body over the consumer size limit is a tool error, and the consumer keeps working', async (t) => {
+  const resource = new S2SPServer({ name: 'resource' });
+  resource.resourceTool('alerts', { description: 'a' }, () => Array.from({ length: 5000 }, (_, i) => ({ i, text: `row ${i}` })));
+  await resource.listen();
+  const consumer = new S2SPServer({ name: 'consumer', consumer: { maxBodyBytes: 10_000 } });
+  consumer.consumerTool('ingest', { description: 'i' }, ({ rows }) => ({ count: rows.length }));
+  const resourceClient = await connectInMemory(resource, t);
+  const consumerClient = await connectInMemory(consumer, t);
+  const big = json(await call(resourceClient, 'alerts', { abstract_domains: 'i' }));
+  const tooBig = await call(consumerClient, 'ingest', { abstract_data: '*', resource_url: big.resource_url });
+  assert.equal(tooBig._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_CONSUMER_BODY_TOO_LARGE');
+  const small = json(await call(resourceClient, 'alerts', { abstract_domains: 'i' }));
+  const ok = await call(consumerClient, 'ingest', { abstract_data: JSON.stringify(small.abstract.slice(0, 3)), resource_url: small.resource_url });
+  assert.deepEqual(JSON.parse((ok.content[0] as { text: string }).text), { count: 3 });
+});
+
+test('a resource server that answers garbage is a tool error, and the consumer keeps working', async (t) => {
+  const { createServer } = await import('node:http');
+  const garbage = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/vnd.apache.arrow.stream' });
+    res.end('this is not an Arrow stream');
+  });
+  await new Promise<void>((resolve) => garbage.listen(0, '127.0.0.1', resolve));
+  t.after(() => garbage.close());
+  const { consumerClient, received } = await setup(t);
+  const url = `http://127.0.0.1:${(garbage.address() as { port: number }).port}/s2sp/data/${'A'.repeat(43)}`;
+  const result = await call(consumerClient, 'ingest', { abstract_data: '[{"_row_id":0}]', resource_url: url });
+  assert.equal(result._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_CONSUMER_RESPONSE_INVALID');
+  assert.equal(received.length, 0);
+  const again = await call(consumerClient, 'ingest', { abstract_data: '[{"_row_id":0}]', body_data: '[{"_row_id":0,"x":1}]' });
+  assert.equal(again.isError, undefined);
+});
