@@ -50,9 +50,15 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): EncoderPool
     maxThreads: threads,
     idleTimeout: options.idleTimeoutMs ?? 30_000,
   });
+  let closed = false;
   return {
     threads,
-    run: (task) => piscina.run(task),
-    close: () => piscina.destroy(),
+    // piscina would quietly start a new worker after destroy(); a closed pool refuses instead.
+    run: (task) => (closed ? Promise.reject(new Error('the encoder pool is closed')) : piscina.run(task)),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await piscina.destroy();
+    },
   };
 }

@@ -1,0 +1,150 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { tableFromIPC } from 'apache-arrow';
+import { sharedIpcFromTable, tableFromSharedIpc } from '../../src/cache/ipc-body.js';
+import { encodeChunk, type ChunkFormat } from '../../src/table/chunk-encoding.js';
+import { END_OF_STREAM, concatParts, schemaMessage } from '../../src/table/ipc-message.js';
+import { lz4Available, lz4Codec, registerLz4Decoder } from '../../src/table/lz4-codec.js';
+import type { RowChunk } from '../../src/table/row-chunks.js';
+import { rowsFromTable } from '../../src/table/rows-from-table.js';
+import { projectColumns } from '../../src/table/select.js';
+import { tableFromRows } from '../../src/table/table-from-rows.js';
+import type { EncodeTask } from '../../src/worker/encode-task.js';
+import { createEncoderPool } from '../../src/worker/encoder-pool.js';
+
+const NEEDS_LZ4 = { skip: lz4Available() ? false : 'lz4-napi has no binary for this platform' };
+
+function rows(n: number, salt = 0): Record<string, unknown>[] {
+  return Array.from({ length: n }, (_, i) => ({
+    n: i + salt,
+    time: 1517966773840 + i * 1000 + salt,
+    place: i % 4 ? `${i} km W of Ōkuma ${salt}` : null,
+    ok: i % 3 === 0,
+    nested: i % 2 ? [i, { salt }] : { i },
+  }));
+}
+
+/** A cached body as the store holds it: shared IPC bytes and the table mapped over them. */
+function body(n: number, salt = 0) {
+  const ipc = sharedIpcFromTable(tableFromRows(rows(n, salt)));
+  return { ipc, id: randomUUID(), table: tableFromSharedIpc(ipc) };
+}
+
+/** What the main thread encodes for the same task. */
+function mainThread(task: EncodeTask): Uint8Array {
+  const table = projectColumns(tableFromSharedIpc(task.ipc), task.columns ?? undefined);
+  const compress = task.format.kind === 'arrow' && task.format.codec === 'lz4' ? lz4Codec().compressFrame : undefined;
+  return concatParts(encodeChunk(table, task.chunk, task.format, compress));
+}
+
+const FORMATS: Array<[string, ChunkFormat]> = [
+  ['JSON', { kind: 'json' }],
+  ['Arrow', { kind: 'arrow' }],
+  ['Arrow+LZ4', { kind: 'arrow', codec: 'lz4' }],
+];
+
+const CHUNKS: Array<[string, RowChunk]> = [
+  ['range', { start: 100, end: 900 }],
+  ['scattered ids', { ids: Int32Array.of(0, 3, 4, 5, 77, 500, 999) }],
+  ['long runs', { ids: Int32Array.from({ length: 400 }, (_, i) => (i < 200 ? i : 600 + i)) }],
+];
+
+test('a worker encodes a chunk to the same bytes as the main thread (JSON, Arrow, Arrow+LZ4)', NEEDS_LZ4, async (t) => {
+  const pool = createEncoderPool({ threads: 2 });
+  t.after(() => pool.close());
+  assert.equal(pool.threads, 2);
+  const b = body(1000);
+  for (const [formatLabel, format] of FORMATS) {
+    for (const [chunkLabel, chunk] of CHUNKS) {
+      for (const columns of [null, ['_row_id', 'nested', 'time']]) {
+        const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns, chunk, format };
+        const bytes = await pool.run(task);
+        const label = `${formatLabel}, ${chunkLabel}, columns ${columns}`;
+        assert.ok(bytes instanceof Uint8Array, `${label}: a Uint8Array`);
+        assert.ok(bytes.byteLength > 0, label);
+        assert.deepEqual(bytes, mainThread(task), label);
+      }
+    }
+  }
+});
+
+test('worker output decodes to the selected rows (JSON fragment and Arrow+LZ4 batch)', NEEDS_LZ4, async (t) => {
+  registerLz4Decoder();
+  const pool = createEncoderPool({ threads: 1 });
+  t.after(() => pool.close());
+  const b = body(50);
+  const ids = [1, 2, 30, 49];
+  const expected = ids.map((id) => ({ _row_id: id, ...rows(50)[id] }));
+  const chunk = { ids: Int32Array.from(ids) };
+
+  const json = await pool.run({ ipc: b.ipc, bodyId: b.id, columns: null, chunk, format: { kind: 'json' } });
+  assert.deepEqual(JSON.parse(`[${Buffer.from(json).toString('utf8')}]`), expected);
+
+  const arrow = await pool.run({ ipc: b.ipc, bodyId: b.id, columns: null, chunk, format: { kind: 'arrow', codec: 'lz4' } });
+  const stream = concatParts([schemaMessage(b.table.schema), arrow, END_OF_STREAM]);
+  assert.deepEqual(rowsFromTable(tableFromIPC(stream)), expected);
+});
+
+test('many tasks over several bodies at once (more bodies than a worker keeps mapped)', async (t) => {
+  const pool = createEncoderPool({ threads: 2 });
+  t.after(() => pool.close());
+  const bodies = Array.from({ length: 7 }, (_, k) => body(300, k * 1000));
+  const tasks: EncodeTask[] = [];
+  for (let round = 0; round < 3; round++) {
+    for (const b of bodies) {
+      tasks.push({ ipc: b.ipc, bodyId: b.id, columns: ['_row_id', 'n', 'place'], chunk: { start: round * 100, end: round * 100 + 100 }, format: { kind: 'json' } });
+    }
+  }
+  const results = await Promise.all(tasks.map((task) => pool.run(task)));
+  results.forEach((bytes, i) => assert.deepEqual(bytes, mainThread(tasks[i]), `task ${i}`));
+});
+
+test('a task that fails in the worker rejects run(), and the pool keeps working', async (t) => {
+  const pool = createEncoderPool({ threads: 1 });
+  t.after(() => pool.close());
+  const garbage = new Uint8Array(new SharedArrayBuffer(64)).fill(7);
+  await assert.rejects(pool.run({ ipc: garbage, bodyId: randomUUID(), columns: null, chunk: { start: 0, end: 1 }, format: { kind: 'json' } }));
+  const b = body(10);
+  const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns: null, chunk: { start: 0, end: 10 }, format: { kind: 'json' } };
+  assert.deepEqual(await pool.run(task), mainThread(task));
+});
+
+test('invalid thread counts throw a RangeError', () => {
+  for (const threads of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+    assert.throws(() => createEncoderPool({ threads }), RangeError, `threads ${threads}`);
+  }
+});
+
+test('the default thread count is the core count, at most 4', async () => {
+  const pool = createEncoderPool();
+  try {
+    assert.equal(pool.threads, Math.min(4, availableParallelism()));
+  } finally {
+    await pool.close();
+  }
+});
+
+test('close() stops the workers: a task in flight rejects, and close() resolves', async () => {
+  const pool = createEncoderPool({ threads: 1 });
+  const small = body(10);
+  const warm: EncodeTask = { ipc: small.ipc, bodyId: small.id, columns: null, chunk: { start: 0, end: 10 }, format: { kind: 'json' } };
+  assert.deepEqual(await pool.run(warm), mainThread(warm));
+  // A task long enough to still run when close() is called, and one queued behind it.
+  const big = body(300_000);
+  const long: EncodeTask = { ipc: big.ipc, bodyId: big.id, columns: null, chunk: { start: 0, end: 300_000 }, format: { kind: 'json' } };
+  const running = assert.rejects(pool.run(long), /Terminating worker thread/);
+  const queued = assert.rejects(pool.run(warm), /Terminating worker thread/);
+  const started = Date.now();
+  await pool.close();
+  await running;
+  await queued;
+  assert.ok(Date.now() - started < 5000, 'close() did not wait for the long task');
+  await assert.rejects(pool.run(warm), /the encoder pool is closed/, 'a closed pool runs nothing');
+  await pool.close(); // idempotent
+});
+
+test('close() of a pool that never ran a task resolves', async () => {
+  await createEncoderPool({ threads: 2 }).close();
+});
