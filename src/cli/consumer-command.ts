@@ -4,7 +4,7 @@
  */
 import { S2SPServer } from '../control/s2sp-server.js';
 import { summarizeRows } from './summarize-rows.js';
-import { listenForTransport, type TransportFlags } from './transport-flags.js';
+import { listenForTransport, listenOptions, type TransportFlags } from './transport-flags.js';
 
 /** Flags of `s2sp consumer`. */
 export interface ConsumerFlags extends TransportFlags {
@@ -19,11 +19,7 @@ export const SUMMARIZE_TOOL = 'summarize_rows';
 /** Builds the server for `s2sp consumer` (exported for tests). */
 export function createConsumerServer(flags: ConsumerFlags): S2SPServer {
   const server = new S2SPServer({
-    name: 's2sp-consumer',
-    version: '0.1.0',
-    host: flags.host,
-    port: flags.transport === 'http' ? flags.port : flags.dataPort,
-    publicUrl: flags.publicUrl,
+    ...listenOptions('s2sp-consumer', flags),
     consumer: { allowedOrigins: flags.allowOrigins, maxBodyBytes: flags.maxBodyBytes },
   });
   server.consumerTool(

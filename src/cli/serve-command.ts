@@ -8,7 +8,7 @@ import { S2SPServer } from '../control/s2sp-server.js';
 import { dataColumns } from '../control/envelope.js';
 import { defaultDatasetPath } from './default-dataset.js';
 import { readTableFile } from './input/read-table-file.js';
-import { listenForTransport, type TransportFlags } from './transport-flags.js';
+import { listenForTransport, listenOptions, type TransportFlags } from './transport-flags.js';
 
 /** Flags of `s2sp serve`. */
 export interface ServeFlags extends TransportFlags {
@@ -33,11 +33,7 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
   const { table } = await readTableFile(path, { onProgress: log });
   const source = flags.file === undefined ? 'USGS earthquakes (vega-datasets earthquakes.json)' : basename(path);
   const server = new S2SPServer({
-    name: 's2sp-serve',
-    version: '0.1.0',
-    host: flags.host,
-    port: flags.transport === 'http' ? flags.port : flags.dataPort,
-    publicUrl: flags.publicUrl,
+    ...listenOptions('s2sp-serve', flags),
     ttlSeconds: flags.ttlSeconds,
     abstractRowLimit: flags.abstractLimit,
   });

@@ -3,7 +3,7 @@
  * the chosen one: stdio (MCP on stdin/stdout, data plane on its own port) or
  * http (MCP at /mcp and the data plane on one fastify server).
  */
-import type { S2SPServer } from '../control/s2sp-server.js';
+import type { S2SPServer, S2SPServerOptions } from '../control/s2sp-server.js';
 
 /** Transport flags. */
 export interface TransportFlags {
@@ -18,6 +18,18 @@ export interface TransportFlags {
 
 /** Default port of `--transport http`. */
 export const DEFAULT_HTTP_PORT = 3000;
+
+/** The S2SPServer options the transport flags set: where it listens and what it advertises. */
+export function listenOptions(name: string, flags: TransportFlags): Pick<S2SPServerOptions, 'name' | 'version' | 'host' | 'port' | 'publicUrl'> {
+  return {
+    name,
+    version: '0.1.0',
+    host: flags.host,
+    // Over stdio only the data plane listens, on --data-port; over http one server takes --port.
+    port: flags.transport === 'http' ? flags.port : flags.dataPort,
+    publicUrl: flags.publicUrl,
+  };
+}
 
 /**
  * Starts `server` on the transport the flags name and logs where.

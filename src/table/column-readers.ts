@@ -1,7 +1,7 @@
 /**
- * Per-chunk readers for one column: `(i) => JSON text` for the JSON writer and
- * `(i) => JS value` for rows handed to user code. Common types read the typed
- * arrays directly; anything else goes through arrow-js's `Vector#get`.
+ * Per-chunk readers for one column: `(i) => JS value`, for rows handed to user
+ * code (the JSON writer has its own, json-column-writers.ts). Common types read
+ * the typed arrays directly; anything else goes through arrow-js's `Vector#get`.
  *
  * Layout after arrow-js slicing (data.ts `_sliceBuffers`): fixed-width values
  * and var-width offsets are already sub-arrays starting at the slice; Bool
@@ -11,17 +11,8 @@
 import { Type, makeVector, type Data, type Field } from 'apache-arrow';
 import { isJsonField } from './json-column.js';
 
-/** Reads element `i` of one chunk as JSON text. */
-export type JsonReader = (i: number) => string;
 /** Reads element `i` of one chunk as a plain JS value. */
 export type ValueReader = (i: number) => unknown;
-
-/** A JSON-text reader for `data`, the chunk of `field` in one batch. */
-export function jsonReader(field: Field, data: Data): JsonReader {
-  const valid = validity(data);
-  const read = rawJsonReader(field, data);
-  return valid ? (i) => (valid(i) ? read(i) : 'null') : read;
-}
 
 /** A JS-value reader for `data`, the chunk of `field` in one batch. */
 export function valueReader(field: Field, data: Data): ValueReader {
@@ -39,34 +30,6 @@ function validity(data: Data): ((i: number) => boolean) | undefined {
     const bit = offset + i;
     return (bitmap[bit >> 3] & (1 << (bit & 7))) !== 0;
   };
-}
-
-function numberText(v: number): string {
-  return Number.isFinite(v) ? String(v) : 'null';
-}
-
-function rawJsonReader(field: Field, data: Data): JsonReader {
-  switch (data.typeId) {
-    case Type.Int:
-    case Type.Float: {
-      const values = data.values as ArrayLike<number | bigint>;
-      if (values instanceof BigInt64Array || values instanceof BigUint64Array) return (i) => String(values[i]);
-      if (values instanceof Uint16Array) break; // Float16: let arrow-js decode it
-      return (i) => numberText(values[i] as number);
-    }
-    case Type.Bool: {
-      const bits = data.values as Uint8Array;
-      const offset = data.offset;
-      return (i) => ((bits[(offset + i) >> 3] & (1 << ((offset + i) & 7))) !== 0 ? 'true' : 'false');
-    }
-    case Type.Utf8: {
-      const text = utf8Slicer(data);
-      if (isJsonField(field)) return text;
-      return (i) => JSON.stringify(text(i));
-    }
-  }
-  const vector = makeVector(data);
-  return (i) => JSON.stringify(toJsonValue(vector.get(i))) ?? 'null';
 }
 
 function rawValueReader(field: Field, data: Data): ValueReader {
