@@ -38,6 +38,7 @@ export { lz4Available } from './table/lz4-codec.js';
 // Cache
 export type { BodyStore, BodyLease, CachedBody, PutResult, StoreStats } from './cache/body-store.js';
 export { MemoryStore, DEFAULT_TTL_MS, DEFAULT_MAX_BYTES, type MemoryStoreOptions } from './cache/memory-store.js';
+export { SharedMemoryPool, type SharedMemoryPoolOptions } from './cache/shared-memory-pool.js';
 export { redactToken } from './cache/token.js';
 
 // Tables
