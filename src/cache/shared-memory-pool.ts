@@ -22,7 +22,7 @@ interface IdleBuffer {
   readonly since: number;
 }
 
-import { sharedMemoryDropped } from './collect-shared-memory.js';
+import { externalMemoryDropped } from './collect-garbage.js';
 
 /** Buffers are allocated in whole 64 KiB pages, so near sizes share a capacity. */
 const PAGE = 64 * 1024;
@@ -31,7 +31,7 @@ const MIN_FILL = 0.8;
 
 /**
  * A free list of SharedArrayBuffers, best fit. Buffers it lets go (over the
- * byte cap, or idle too long) are reported to collect-shared-memory.ts, so
+ * byte cap, or idle too long) are reported to collect-garbage.ts, so
  * an idle server returns to its baseline RSS.
  */
 export class SharedMemoryPool {
@@ -66,7 +66,7 @@ export class SharedMemoryPool {
   release(view: Uint8Array): void {
     const buffer = view.buffer;
     if (!(buffer instanceof SharedArrayBuffer)) return;
-    if (buffer.byteLength > this.maxIdleBytes) return sharedMemoryDropped(buffer.byteLength);
+    if (buffer.byteLength > this.maxIdleBytes) return externalMemoryDropped(buffer.byteLength);
     this.idle.push({ buffer, since: Date.now() });
     this.idleBytes += buffer.byteLength;
     while (this.idleBytes > this.maxIdleBytes) this.drop(0);
@@ -82,7 +82,7 @@ export class SharedMemoryPool {
   private drop(index: number): void {
     const [{ buffer }] = this.idle.splice(index, 1);
     this.idleBytes -= buffer.byteLength;
-    sharedMemoryDropped(buffer.byteLength);
+    externalMemoryDropped(buffer.byteLength);
   }
 
   private stopSweeper(): void {

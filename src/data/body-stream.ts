@@ -46,6 +46,9 @@ export function runsInline(plan: BodyStreamPlan, chunk: RowChunk): boolean {
   if (plan.pool === undefined) return true;
   // Uncompressed Arrow over a range is views of the cached buffers: nothing to encode.
   if (plan.format.kind === 'arrow' && plan.format.codec === undefined && !('ids' in chunk)) return true;
+  // LZ4 stays on the main thread: lz4-napi in worker threads grows the process by ~40 MB per
+  // million compressed rows, never returned (native-notes.md, "lz4-napi"); on the main thread it is flat.
+  if (plan.format.kind === 'arrow' && plan.format.codec === 'lz4') return true;
   return chunkLength(chunk) * plan.table.numCols <= (plan.inlineCellLimit ?? DEFAULT_INLINE_CELL_LIMIT);
 }
 

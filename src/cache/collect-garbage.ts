@@ -1,8 +1,11 @@
 /**
- * Asks V8 for a full garbage collection after many shared-buffer bytes were
- * dropped. A SharedArrayBuffer's memory returns to the system only in a full
- * collection, and its size does not count toward starting one: dropped body
- * buffers can pile up to gigabytes while the JS heap stays small.
+ * Asks V8 for a full garbage collection after many bytes of memory it does
+ * not weigh were dropped. A SharedArrayBuffer's memory returns to the system
+ * only in a full collection, and its size does not count toward starting one;
+ * nor do the buffers a native addon (lz4-napi) hands back. Dropped body
+ * buffers, or a worker's compressed chunks, can pile up to gigabytes while
+ * the JS heap stays small. Each thread (isolate) collects its own garbage, so
+ * each thread that drops such memory calls this.
  *
  * The collector is reached the documented-but-unusual way (`--expose-gc` set
  * at run time, `gc` taken from a fresh context), once, lazily; where that is
@@ -33,8 +36,8 @@ function collector(): (() => void) | null {
   return collect;
 }
 
-/** Notes that `bytes` of shared buffers were let go; may schedule a full collection. */
-export function sharedMemoryDropped(bytes: number): void {
+/** Notes that `bytes` of unweighed memory became garbage in this thread; may schedule a full collection. */
+export function externalMemoryDropped(bytes: number): void {
   pendingBytes += bytes;
   if (scheduled || pendingBytes < THRESHOLD_BYTES) return;
   scheduled = true;
