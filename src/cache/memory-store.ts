@@ -29,9 +29,10 @@ export interface MemoryStoreOptions {
   /** Budget for all entries together, in bytes (default 1 GiB). */
   maxBytes?: number;
   /**
-   * BENCHMARKS ONLY. `false` keeps entries after a complete transfer, so a
-   * load generator can hit one token repeatedly. Never use it in production:
-   * it breaks the single-use guarantee of SPEC 3.4.
+   * BENCHMARKS ONLY. `false` keeps entries after a complete transfer and
+   * lets any number of transfers of one token run at once, so a load
+   * generator can hit one token from many connections. Never use it in
+   * production: it breaks the single-use guarantee of SPEC 3.4.
    */
   singleUse?: boolean;
   /** Called when an entry is removed, with why (for metrics and tests). */
@@ -100,7 +101,8 @@ export class MemoryStore implements BodyStore {
       throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     }
     if (entry.inFlight) throw new S2SPError('S2SP_ERR_TOKEN_IN_FLIGHT');
-    entry.inFlight = true;
+    // Multi-use (benchmarks only): any number of transfers at once, none of them consumes.
+    if (this.singleUse) entry.inFlight = true;
     let settled = false;
     const settle = (consume: boolean) => {
       if (settled) return;

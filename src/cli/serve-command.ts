@@ -37,7 +37,10 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
     ttlSeconds: flags.ttlSeconds,
     abstractRowLimit: flags.abstractLimit,
   });
-  server.resourceTool(flags.tool, { title: `Read ${source}`, description: describeTable(source, table) }, () => table);
+  // The file's rows as the tool returns them: without the `_row_id` the reader added, so a plain
+  // MCP call answers the rows themselves (SPEC 2.1); S2SP calls add ids again, without copying.
+  const rows = table.select(dataColumns(table));
+  server.resourceTool(flags.tool, { title: `Read ${source}`, description: describeTable(source, table) }, () => rows);
   log(`s2sp serve: ${source}: ${table.numRows} rows x ${dataColumns(table).length} columns as tool ${flags.tool}`);
   return server;
 }

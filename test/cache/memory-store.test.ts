@@ -266,3 +266,12 @@ test('a pending TTL timer does not keep the process alive', async () => {
   assert.equal(code, 0, output);
   assert.match(output, /put done/);
 });
+
+test('singleUse: false (benchmarks only) allows concurrent transfers of one token and never consumes it', async () => {
+  const store = new MemoryStore({ singleUse: false });
+  const { token } = await store.put(tableFromRows([{ a: 1 }]));
+  const leases = await Promise.all([store.lease(token), store.lease(token), store.lease(token)]);
+  for (const lease of leases) await lease.commit();
+  assert.equal(await store.has(token), true);
+  await store.close();
+});

@@ -136,6 +136,9 @@ test('serve reads a JSON file given as FILE', async (t) => {
   t.after(() => client.close());
   const envelope = envelopeOf((await client.callTool({ name: 'rows', arguments: { abstract_domains: 'a', mode: 'sync' } })) as CallToolResult);
   assert.deepEqual(envelope.abstract, [{ _row_id: 0, a: 1 }, { _row_id: 1, a: 2 }]);
+  // Plain MCP (no abstract_domains): the rows themselves, no _row_id (SPEC 2.1).
+  const plain = (await client.callTool({ name: 'rows', arguments: {} })) as CallToolResult;
+  assert.deepEqual(JSON.parse((plain.content[0] as { text: string }).text), [{ a: 1, b: 'x' }, { a: 2, b: 'y' }]);
 });
 
 const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
