@@ -7,6 +7,7 @@
 import { tableFromIPC, tableToIPC, type Table } from 'apache-arrow';
 import { hasDictionaries } from '../table/decode-dictionaries.js';
 import { END_OF_STREAM, partsLength, recordBatchMessage, schemaMessage } from '../table/ipc-message.js';
+import { DEFAULT_CHUNK_ROWS } from '../table/row-chunks.js';
 
 /**
  * Encodes `table` as an IPC stream held in a SharedArrayBuffer. The messages
@@ -31,9 +32,21 @@ function freshShared(byteLength: number): Uint8Array {
   return new Uint8Array(new SharedArrayBuffer(byteLength));
 }
 
+/**
+ * Record batches of at most this many rows: a response chunk of the default
+ * size (row-chunks.ts) is then a whole stored batch, so serving it needs no
+ * slice and arrow-js does not rebase string offsets on every fetch.
+ */
+const STORED_BATCH_ROWS = DEFAULT_CHUNK_ROWS;
+
 function messagesOf(table: Table): Uint8Array[] {
   const parts = [schemaMessage(table.schema)];
-  for (const batch of table.batches) parts.push(...recordBatchMessage(batch));
+  for (const batch of table.batches) {
+    for (let start = 0; start < batch.numRows; start += STORED_BATCH_ROWS) {
+      const piece = start === 0 && batch.numRows <= STORED_BATCH_ROWS ? batch : batch.slice(start, start + STORED_BATCH_ROWS);
+      parts.push(...recordBatchMessage(piece));
+    }
+  }
   parts.push(END_OF_STREAM);
   return parts;
 }

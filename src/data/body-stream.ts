@@ -69,7 +69,13 @@ async function encodeOne(plan: BodyStreamPlan, chunk: RowChunk): Promise<Uint8Ar
  * before any byte is sent can still become a clean 500 (the lease is kept).
  * A failure after that destroys the stream: the client sees a cut transfer.
  */
-export async function openBodyStream(plan: BodyStreamPlan): Promise<Readable> {
+export async function openBodyStream(plan: BodyStreamPlan): Promise<Readable | Buffer> {
+  // A body of one inline chunk (the common small request) is answered as one
+  // buffer with a Content-Length: no stream machinery, one write.
+  if (plan.chunks.length <= 1 && plan.chunks.every((chunk) => runsInline(plan, chunk))) {
+    const rows = plan.chunks.length === 0 ? [] : encodeChunk(plan.table, plan.chunks[0], plan.format, plan.compress);
+    return Buffer.concat([opening(plan), ...rows, closing(plan)]);
+  }
   const window = plan.pool?.threads ?? 1;
   const pending: Array<Promise<Uint8Array[]>> = [];
   let next = 0;
@@ -85,7 +91,7 @@ export async function openBodyStream(plan: BodyStreamPlan): Promise<Readable> {
 
   async function* parts(): AsyncGenerator<Uint8Array> {
     const json = plan.format.kind === 'json';
-    yield json ? JSON_OPEN : schemaMessage(plan.table.schema);
+    yield opening(plan);
     let wroteRows = false;
     while (pending.length > 0) {
       const chunkParts = await pending.shift()!;
@@ -94,11 +100,53 @@ export async function openBodyStream(plan: BodyStreamPlan): Promise<Readable> {
         if (wroteRows) yield COMMA;
         wroteRows = true;
       }
-      yield* chunkParts;
+      yield* coalesce(chunkParts);
     }
-    yield json ? Buffer.from(jsonTrailer(plan)) : END_OF_STREAM;
+    yield closing(plan);
   }
   return Readable.from(parts(), { objectMode: true, highWaterMark: 1 });
+}
+
+function opening(plan: BodyStreamPlan): Uint8Array {
+  return plan.format.kind === 'json' ? JSON_OPEN : schemaMessage(plan.table.schema);
+}
+
+function closing(plan: BodyStreamPlan): Uint8Array {
+  return plan.format.kind === 'json' ? Buffer.from(jsonTrailer(plan)) : END_OF_STREAM;
+}
+
+/** Parts at least this large are written as they are (views of the cache: no copy). */
+const WRITE_AS_IS_BYTES = 64 * 1024;
+
+/**
+ * Merges runs of small parts of one chunk (message headers, padding, small
+ * buffers) into one write: an Arrow batch is a few dozen parts, and a socket
+ * write each costs more than copying a few bytes. Large parts pass through
+ * uncopied. Nothing is held past the chunk, so bytes never wait for the next
+ * chunk's encoding.
+ */
+function coalesce(parts: readonly Uint8Array[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let small: Uint8Array[] = [];
+  let smallBytes = 0;
+  for (const part of parts) {
+    if (part.byteLength >= WRITE_AS_IS_BYTES) {
+      if (smallBytes > 0) out.push(Buffer.concat(small, smallBytes));
+      small = [];
+      smallBytes = 0;
+      out.push(part);
+      continue;
+    }
+    small.push(part);
+    smallBytes += part.byteLength;
+    if (smallBytes >= WRITE_AS_IS_BYTES) {
+      out.push(Buffer.concat(small, smallBytes));
+      small = [];
+      smallBytes = 0;
+    }
+  }
+  if (smallBytes > 0) out.push(Buffer.concat(small, smallBytes));
+  return out;
 }
 
 function jsonTrailer(plan: BodyStreamPlan): string {

@@ -10,6 +10,7 @@
  * was written in full and released on any failure, so a 4xx or a dropped
  * transfer never consumes the token.
  */
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { BodyLease, BodyStore } from '../cache/body-store.js';
@@ -104,7 +105,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       const { body } = lease;
       const resolved = resolveFetch(fetchRequest, body.table);
       const table = projectColumns(body.table, resolved.columns);
-      const stream = await openBodyStream({
+      const response = await openBodyStream({
         body,
         table,
         columns: resolved.columns === undefined ? null : table.schema.fields.map((f) => f.name),
@@ -117,14 +118,14 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       settleWithResponse(reply, lease);
       if (format.kind === 'arrow') {
         reply.type(format.codec === undefined ? ARROW_STREAM_TYPE : `${ARROW_STREAM_TYPE}; codecs="${format.codec}"`);
-        return reply.send(stream);
+        return reply.send(response);
       }
       reply.type('application/json; charset=utf-8');
       const encoding = negotiateEncoding(request.headers['accept-encoding']);
-      if (encoding === undefined) return reply.send(stream);
+      if (encoding === undefined) return reply.send(response);
       reply.header('content-encoding', encoding).header('vary', 'Accept, Accept-Encoding');
       const encoder = createEncoder(encoding);
-      pipeline(stream, encoder).catch(() => {}); // errors destroy both; the response sees the cut
+      pipeline(Buffer.isBuffer(response) ? Readable.from([response]) : response, encoder).catch(() => {}); // errors destroy both; the response sees the cut
       return reply.send(encoder);
     } catch (error) {
       await lease.release();
