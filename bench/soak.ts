@@ -26,6 +26,7 @@ import { S2SPServer } from '../src/control/s2sp-server.js';
 import { tableFromRows } from '../src/table/table-from-rows.js';
 import { createEncoderPool } from '../src/worker/encoder-pool.js';
 import { generateRows } from './lib/dataset.js';
+import { writeResults } from './lib/report.js';
 import { httpRequest } from './lib/raw-http.js';
 
 const ARROW = 'application/vnd.apache.arrow.stream';
@@ -260,6 +261,18 @@ async function main(): Promise<void> {
       `after a full GC: RSS ${(collected.rss / MB).toFixed(0)} MB (heap ${(collected.heapUsed / MB).toFixed(0)} MB, array buffers ${(collected.arrayBuffers / MB).toFixed(0)} MB)`,
     );
     const unexpected = tally.unexpected();
+    // The short mode (the test suite's) leaves the committed full-run figures alone.
+    const file = values.short ? '(short mode: not written)' : writeResults('soak', {
+      mode: values.short ? 'short' : 'full',
+      seconds,
+      connections,
+      requests: tally.requests,
+      outcomes: Object.fromEntries(tally.counts),
+      unexpected,
+      rssMB: { start: start.rss / MB, peak: end.peak / MB, end: end.rss / MB, afterFullGc: collected.rss / MB },
+      date: new Date().toISOString(),
+    });
+    console.log(`results: ${file}`);
     console.log(`unexpected errors: ${unexpected}`);
     // "Near the start", once garbage is collected: within 100 MB (allocator slack, compiled code).
     const rssBack = collected.rss - start.rss < 100 * MB;

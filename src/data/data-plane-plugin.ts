@@ -114,6 +114,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
         pool,
         compress: format.kind === 'arrow' && format.codec === 'lz4' ? lz4Codec().compressFrame : undefined,
         inlineCellLimit: options.inlineCellLimit,
+        wholeBody: resolved.sortedIds === undefined && resolved.columns === undefined,
       });
       settleWithResponse(reply, lease);
       if (format.kind === 'arrow') {
@@ -169,10 +170,14 @@ function poolFor(workers: DataPlaneOptions['workers']): EncoderPool | undefined 
  */
 function settleWithResponse(reply: FastifyReply, lease: BodyLease): void {
   const res = reply.raw;
+  const socket = res.socket;
   let finished = false;
   res.once('finish', () => {
     finished = true;
-    void (res.statusCode >= 200 && res.statusCode < 300 ? lease.commit() : lease.release());
+    // Node also emits 'finish' when the client hung up during the last write (the socket is
+    // then errored): that transfer did not complete and must not consume the token.
+    const complete = res.statusCode >= 200 && res.statusCode < 300 && !socket?.errored;
+    void (complete ? lease.commit() : lease.release());
   });
   res.once('close', () => {
     if (!finished) void lease.release();
