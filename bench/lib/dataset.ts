@@ -45,3 +45,24 @@ export function generateRows(n: number, seed = 42): BenchRow[] {
 
 /** The generated table's column names, in order. */
 export const BENCH_COLUMNS = ['i1', 'i2', 'i3', 'f1', 'f2', 'f3', 's1', 's2', 's3', 'ts'] as const;
+
+/** Media types the data plane negotiates. */
+export const ACCEPT_ARROW = 'application/vnd.apache.arrow.stream';
+export const ACCEPT_ARROW_LZ4 = 'application/vnd.apache.arrow.stream; codecs="lz4"';
+
+/**
+ * A seeded source of random row-id lists: `next(count)` gives `count`
+ * distinct ids in `[0, totalRows)`, unsorted, and the same seed gives the
+ * same sequence of lists, so every side of a comparison asks for the same rows.
+ */
+export function rowIdLists(totalRows: number, seed = 7): { next(count: number): number[] } {
+  let state = seed >>> 0;
+  const random = () => (state = (Math.imul(state, 1103515245) + 12345) & 0x7fffffff) / 0x7fffffff;
+  return {
+    next(count: number): number[] {
+      const ids = new Set<number>();
+      while (ids.size < count) ids.add(Math.floor(random() * totalRows) % totalRows);
+      return [...ids];
+    },
+  };
+}

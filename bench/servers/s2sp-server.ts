@@ -1,0 +1,102 @@
+/**
+ * The s2sp side of the benchmarks, as its own process: a fastify app with
+ * the `s2spDataPlane` plugin over a MemoryStore holding the generated table,
+ * plus two bench-only routes on the same server:
+ *
+ * - `POST /bench/prebuilt`: the bytes of a captured s2sp response, sent from
+ *   one Buffer (the physical limit of this HTTP stack for that many bytes);
+ * - `POST /bench/bare/:name`: a small captured response, the same way (the
+ *   bare-route baseline of small-requests).
+ *
+ * The store is created with `singleUse: false`: BENCH-ONLY, so one token can
+ * be fetched again and again. Started by bench/lib/server-child.ts with a
+ * JSON config as its only argument.
+ */
+import { readFileSync } from 'node:fs';
+import Fastify from 'fastify';
+import { MemoryStore } from '../../src/cache/memory-store.js';
+import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
+import { tableFromRows } from '../../src/table/table-from-rows.js';
+import { generateRows } from '../lib/dataset.js';
+import { collectGarbage, handle, installProbe, ready } from './probe.js';
+
+/** The config the parent passes. */
+export interface S2spServerConfig {
+  /** Rows of the generated body. */
+  rows: number;
+  /** Tokens to mint, each its own cached copy of the body (default 1). */
+  tokens?: number;
+  /** Data planes to mount, each with its own prefix and worker setting (default: one, no prefix, default workers). */
+  planes?: Array<{ prefix: string; workers?: number }>;
+  /** Record each request's server time (scattered). */
+  timings?: boolean;
+}
+
+const config = JSON.parse(process.argv[2] ?? '{}') as S2spServerConfig;
+const tokenCount = config.tokens ?? 1;
+const planes = config.planes ?? [{ prefix: '' }];
+
+const started = performance.now();
+let table = tableFromRows(generateRows(config.rows));
+const store = new MemoryStore({ singleUse: false, maxBytes: 16 * 2 ** 30 });
+const tokens: string[] = [];
+for (let i = 0; i < tokenCount; i++) tokens.push((await store.put(table)).token);
+// Only the store's shared-memory copies stay: drop the rows' table before measuring anything.
+table = undefined as never;
+collectGarbage();
+const setupSeconds = (performance.now() - started) / 1000;
+
+const app = Fastify({ logger: false });
+installProbe(app, { timings: config.timings }); // root hook first: it times every route below
+for (const plane of planes) {
+  await app.register(s2spDataPlane, { store, prefix: plane.prefix, ...(plane.workers === undefined ? {} : { workers: plane.workers }) });
+}
+
+let prebuilt: { bytes: Buffer; type: string } | undefined;
+const bare = new Map<string, { bytes: Buffer; type: string }>();
+await app.register(async (bench) => {
+  bench.post('/bench/prebuilt', async (_request, reply) => {
+    if (prebuilt === undefined) return reply.code(503).send({ error: 'nothing prebuilt loaded' });
+    return reply.type(prebuilt.type).send(prebuilt.bytes);
+  });
+  bench.post<{ Params: { name: string } }>('/bench/bare/:name', async (request, reply) => {
+    const found = bare.get(request.params.name);
+    if (found === undefined) return reply.code(404).send({ error: 'no such bare body' });
+    return reply.type(found.type).send(found.bytes);
+  });
+});
+
+/** Loads a captured response (saved by the client) to serve from /bench/prebuilt. */
+handle('load-prebuilt', ({ file, type }) => {
+  prebuilt = { bytes: readFileSync(String(file)), type: String(type) };
+  return prebuilt.bytes.byteLength;
+});
+handle('drop-prebuilt', () => {
+  prebuilt = undefined;
+  collectGarbage();
+  return true;
+});
+/** Captures a small s2sp response in-process (app.inject) to serve from /bench/bare/<name>. */
+handle('capture-bare', async ({ name, path, body, accept }) => {
+  const response = await app.inject({
+    method: 'POST',
+    url: String(path),
+    headers: { 'content-type': 'application/json', ...(accept ? { accept: String(accept) } : {}) },
+    payload: String(body),
+  });
+  if (response.statusCode !== 200) throw new Error(`capture of ${name} answered ${response.statusCode}: ${response.body.slice(0, 200)}`);
+  bare.set(String(name), { bytes: response.rawPayload, type: String(response.headers['content-type']) });
+  return { bytes: response.rawPayload.byteLength, type: response.headers['content-type'] };
+});
+handle('store-stats', () => store.stats());
+
+await app.listen({ host: '127.0.0.1', port: 0 });
+const address = app.server.address();
+ready({
+  port: typeof address === 'object' && address !== null ? address.port : 0,
+  tokens,
+  singleUse: store.singleUse,
+  cachedBytes: (await store.stats()).bytes,
+  setupSeconds,
+  planes,
+});
