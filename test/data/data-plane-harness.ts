@@ -183,19 +183,7 @@ export function createSpyPool(
   return pool;
 }
 
-/** Waits until no transfer holds `token` (the lease of a cut transfer is released on 'close'). */
-export async function waitUntilIdle(store: BodyStore, token: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    try {
-      await (await store.lease(token)).release();
-      return;
-    } catch (error) {
-      if (!isS2SPError(error, 'S2SP_ERR_TOKEN_IN_FLIGHT')) throw error;
-      await sleep(10);
-    }
-  }
-  assert.fail('token still in flight after 5 s');
-}
+export { waitUntilIdle } from '../support/wait-until-idle.js';
 
 /** Rows with ints, floats, Int64 epoch ms, unicode strings with nulls, booleans and nested values (a JSON-text column). */
 export function mixedRows(n: number): Record<string, unknown>[] {

@@ -9,6 +9,7 @@ import { mintToken } from '../../src/cache/token.js';
 import type { BodyStore } from '../../src/cache/body-store.js';
 import { isS2SPError } from '../../src/errors.js';
 import { expectConsumed } from '../support/expect-consumed.js';
+import { waitUntilIdle } from '../support/wait-until-idle.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 
 type Row = Record<string, unknown>;
@@ -366,19 +367,6 @@ async function listen(app: FastifyInstance): Promise<string> {
   return `http://127.0.0.1:${address.port}`;
 }
 
-/** Leases and releases `token` once no transfer holds it any more. */
-async function waitUntilIdle(store: BodyStore, token: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    try {
-      await (await store.lease(token)).release();
-      return;
-    } catch (error) {
-      if (!isS2SPError(error, 'S2SP_ERR_TOKEN_IN_FLIGHT')) throw error;
-      await sleep(10);
-    }
-  }
-  assert.fail(`token still in flight after 5 s`);
-}
 
 function bigRows(n: number): Row[] {
   return Array.from({ length: n }, (_, i) => ({ time: 1517966773840 + i, mag: (i % 90) / 10, place: `${i} km NNE of Somewhere, CA` }));

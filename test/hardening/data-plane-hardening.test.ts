@@ -14,6 +14,7 @@ import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { httpRequest, type HttpOutcome } from '../../bench/lib/raw-http.js';
 import { expectConsumed } from '../support/expect-consumed.js';
+import { waitUntilIdle } from '../support/wait-until-idle.js';
 
 const ARROW = 'application/vnd.apache.arrow.stream';
 const ARROW_LZ4 = `${ARROW}; codecs="lz4"`;
@@ -36,21 +37,6 @@ async function setup(t: TestContext, options: { bodyLimit?: number } = {}) {
   return { store, base, mint, url: (token: string) => `${base}/s2sp/data/${token}` };
 }
 
-/** Waits until a token is back to idle (its lease released), or fails. */
-async function idle(store: MemoryStore, token: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await store.has(token)) {
-      try {
-        await (await store.lease(token)).release();
-        return;
-      } catch {
-        // still in flight
-      }
-    }
-    await sleep(10);
-  }
-  assert.fail('the token never came back to idle');
-}
 
 for (const [format, accept] of [['JSON', undefined], ['Arrow', ARROW]] as const) {
   test(`100 concurrent fetches of one token (${format}): exactly one complete 200, the rest 404/409, no 5xx`, async (t) => {
@@ -90,7 +76,7 @@ for (const [format, accept] of [['JSON', undefined], ['Arrow', ARROW], ['Arrow+L
     const token = await s.mint(table);
     const cut = await httpRequest(s.url(token), { headers, hangUpAfterBytes: 64 * 1024 });
     assert.equal(cut.complete, false);
-    await idle(s.store, token);
+    await waitUntilIdle(s.store, token);
     const retry = await httpRequest(s.url(token), { headers });
     assert.equal(retry.status, 200);
     assert.ok(retry.complete);
