@@ -6,16 +6,8 @@ import { fetchBody } from '../../src/consumer/fetch-body.js';
 import { overrideLz4ForTests } from '../../src/table/lz4-codec.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { ARROW_STREAM, NEEDS_LZ4, ipcOf, lz4IpcOf, sampleRows, sampleTable, sendBytes } from './arrow-streams.js';
+import { codeOf } from '../support/code-of.js';
 import { startStandIn } from './stand-in-server.js';
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-  return undefined;
-}
 
 /** A stand-in that answers each request with the next of `answers` as Arrow. */
 async function serveEach(t: Parameters<typeof startStandIn>[0], answers: readonly Uint8Array[]) {

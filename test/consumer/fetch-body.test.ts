@@ -5,6 +5,7 @@ import { fetchBody, type BodyFormat } from '../../src/consumer/fetch-body.js';
 import { lz4Available, overrideLz4ForTests } from '../../src/table/lz4-codec.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { ARROW_STREAM, DEFAULT_ACCEPT, ipcOf, sampleRows, sampleTable, sendBytes } from './arrow-streams.js';
+import { codeOf } from '../support/code-of.js';
 import { sendJson, startDataPlane, startStandIn } from './stand-in-server.js';
 
 const ROWS = [
@@ -13,15 +14,6 @@ const ROWS = [
   { name: 'c', mag: 3.25, tags: ['y', 'z'], meta: { depth: 1 } },
   { name: 'd', mag: -1, tags: null, meta: { depth: 0 } },
 ];
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-  return undefined;
-}
 
 async function errorOf(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
   try {

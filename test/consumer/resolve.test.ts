@@ -4,6 +4,7 @@ import { mintToken } from '../../src/cache/token.js';
 import { resolveConsumerRows } from '../../src/consumer/resolve.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { ipcOf, sampleRows, sampleTable, sendBytes } from './arrow-streams.js';
+import { codeOf } from '../support/code-of.js';
 import { sendJson, startDataPlane, startStandIn } from './stand-in-server.js';
 
 const ALERTS = [
@@ -11,15 +12,6 @@ const ALERTS = [
   { event: 'Flood Watch', severity: 'Minor', description: 'River rising' },
   { event: 'High Wind Warning', severity: 'Severe', description: 'Gusts up to 55 mph' },
 ];
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-  return undefined;
-}
 
 test('async: fetches only the chosen rows, merges them in the abstract order, abstract wins', async (t) => {
   const { url } = await startDataPlane(t, ALERTS);
