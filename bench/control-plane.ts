@@ -16,7 +16,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { countTokens, TOKENIZER_NAME } from '../src/cli/token-count.js';
 import { defaultDatasetPath } from '../src/cli/default-dataset.js';
 import { readTableFile } from '../src/cli/input/read-table-file.js';
-import { S2SPServer } from '../src/control/s2sp-server.js';
+import { S2SPServer } from '../src/server/s2sp-server.js';
 import { rowsFromTable } from '../src/table/rows-from-table.js';
 import { int, ms, ratio, spread, triple, type Spread } from './lib/report.js';
 import { bounded, progress, runScenario } from './lib/scenario.js';

@@ -6,10 +6,10 @@
  *
  *   node dist/bench/inline-threshold.js [--quick] [--reps N]
  */
-import { sharedIpcFromTable, tableFromSharedIpc } from '../src/cache/ipc-body.js';
+import { sharedIpcFromTable, tableFromSharedIpc } from '../src/ipc/shared-body.js';
 import { DEFAULT_INLINE_CELL_LIMIT } from '../src/data/body-stream.js';
 import { encodeChunk, type ChunkFormat } from '../src/table/chunk-encoding.js';
-import { lz4Codec } from '../src/table/lz4-codec.js';
+import { lz4Codec } from '../src/ipc/lz4-codec.js';
 import { projectColumns } from '../src/table/select.js';
 import { tableFromRows } from '../src/table/table-from-rows.js';
 import { createEncoderPool } from '../src/worker/encoder-pool.js';

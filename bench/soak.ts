@@ -22,7 +22,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MemoryStore } from '../src/cache/memory-store.js';
 import { SharedMemoryPool } from '../src/cache/shared-memory-pool.js';
-import { S2SPServer } from '../src/control/s2sp-server.js';
+import { S2SPServer } from '../src/server/s2sp-server.js';
 import { tableFromRows } from '../src/table/table-from-rows.js';
 import { createEncoderPool } from '../src/worker/encoder-pool.js';
 import { generateRows } from './lib/dataset.js';

@@ -67,11 +67,6 @@ export class S2SPError extends Error {
     this.code = code;
     this.status = ERRORS[code].status;
   }
-
-  /** The wire shape of SPEC 3.3: `{"error": {"code", "message"}}`. */
-  toJSON(): { error: { code: ErrorCode; message: string } } {
-    return { error: { code: this.code, message: this.message } };
-  }
 }
 
 /** True for an S2SPError, or for a plain object carrying one of our codes (after structured clone). */

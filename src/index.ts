@@ -7,7 +7,7 @@
 export { ERRORS, S2SPError, isS2SPError, type ErrorCode } from './errors.js';
 
 // Control plane
-export { S2SPServer, type S2SPServerOptions, type ListenOptions } from './control/s2sp-server.js';
+export { S2SPServer, type S2SPServerOptions, type ListenOptions } from './server/s2sp-server.js';
 export {
   registerResourceTool,
   type ResourceToolContext,
@@ -24,27 +24,28 @@ export {
 export { parseAbstractDomains } from './control/abstract-domains.js';
 export { buildEnvelope, DEFAULT_ABSTRACT_ROW_LIMIT, type Envelope } from './control/envelope.js';
 export { ERROR_CODE_META_KEY } from './control/tool-results.js';
-export { mcpHttpPlugin, type McpHttpOptions } from './control/mcp-http-plugin.js';
+export { mcpHttpPlugin, type McpHttpOptions } from './server/mcp-http-plugin.js';
 
 // Data plane
 export { s2spDataPlane, DEFAULT_REQUEST_BODY_LIMIT, type DataPlaneOptions } from './data/data-plane-plugin.js';
-export { ARROW_STREAM_TYPE, JSON_TYPE } from './data/negotiate.js';
+export { ARROW_STREAM_TYPE, JSON_TYPE } from './protocol/media-types.js';
 export { DEFAULT_INLINE_CELL_LIMIT } from './data/body-stream.js';
 
 // Worker threads
 export { createEncoderPool, type EncoderPool, type EncoderPoolOptions } from './worker/encoder-pool.js';
-export { lz4Available } from './table/lz4-codec.js';
+export { lz4Available } from './ipc/lz4-codec.js';
 
 // Cache
 export type { BodyStore, BodyLease, CachedBody, PutResult, StoreStats } from './cache/body-store.js';
 export { MemoryStore, DEFAULT_TTL_MS, DEFAULT_MAX_BYTES, type MemoryStoreOptions } from './cache/memory-store.js';
 export { SharedMemoryPool, type SharedMemoryPoolOptions } from './cache/shared-memory-pool.js';
-export { redactToken } from './cache/token.js';
+export { redactToken } from './protocol/token.js';
 
 // Tables
 export { tableFromRows, type TableFromRowsOptions } from './table/table-from-rows.js';
 export { rowsFromTable, type Row } from './table/rows-from-table.js';
-export { ROW_ID, withRowIds } from './table/row-id.js';
+export { withRowIds } from './table/row-id.js';
+export { ROW_ID } from './protocol/row-id.js';
 export { JSON_TEXT_METADATA_KEY } from './table/json-column.js';
 
 // Consumer side
@@ -56,5 +57,6 @@ export { checkResourceUrl } from './consumer/resource-url.js';
 
 // Agent side
 export { S2SPDispatcher } from './agent/dispatcher.js';
-export { DdiBuffer, isDdiHandle } from './agent/ddi-buffer.js';
+export { DdiBuffer } from './agent/ddi-buffer.js';
+export { isDdiHandle } from './protocol/ddi-handle.js';
 export { S2SPClient } from './agent/s2sp-client.js';

@@ -7,18 +7,8 @@
  * or size cap: an entry lives until it is taken or the buffer is cleared, so
  * a long-running agent that drops handles should call `clear` between tasks.
  */
-import { randomBytes } from 'node:crypto';
 import { S2SPError } from '../errors.js';
-
-/** The scheme of a DDI handle. */
-export const DDI_SCHEME = 'ddi://';
-
-const HANDLE_PATTERN = /^ddi:\/\/[A-Za-z0-9_-]{43}$/;
-
-/** True when `value` is a string shaped like a DDI handle (it may be unknown or used). */
-export function isDdiHandle(value: unknown): value is string {
-  return typeof value === 'string' && HANDLE_PATTERN.test(value);
-}
+import { isDdiHandle, mintDdiHandle, redactDdiHandle } from '../protocol/ddi-handle.js';
 
 /** In-process, single-use store of body rows keyed by `ddi://` handles. */
 export class DdiBuffer {
@@ -30,7 +20,7 @@ export class DdiBuffer {
    * @returns `ddi://` followed by 32 random bytes in base64url
    */
   put(rows: unknown[]): string {
-    const handle = DDI_SCHEME + randomBytes(32).toString('base64url');
+    const handle = mintDdiHandle();
     this.entries.set(handle, rows);
     return handle;
   }
@@ -44,7 +34,7 @@ export class DdiBuffer {
     if (rows === undefined) {
       throw new S2SPError(
         'S2SP_ERR_DDI_HANDLE_UNKNOWN',
-        `resource_url ${redactHandle(handle)} is an unknown or already used ddi:// handle (each is single use); ` +
+        `resource_url ${redactDdiHandle(handle)} is an unknown or already used ddi:// handle (each is single use); ` +
           'call the resource tool again (mode "sync") for a fresh one',
       );
     }
@@ -72,11 +62,4 @@ export class DdiBuffer {
   clear(): void {
     this.entries.clear();
   }
-}
-
-/** The loggable form of a handle: scheme and first 6 characters. */
-function redactHandle(handle: unknown): string {
-  if (typeof handle !== 'string') return JSON.stringify(String(handle));
-  if (!handle.startsWith(DDI_SCHEME)) return JSON.stringify(handle.slice(0, 12));
-  return JSON.stringify(`${handle.slice(0, DDI_SCHEME.length + 6)}…`);
 }

@@ -12,7 +12,8 @@
  * call costs one JSON.parse per envelope-looking text block.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { DdiBuffer, isDdiHandle } from './ddi-buffer.js';
+import { DdiBuffer } from './ddi-buffer.js';
+import { isDdiHandle } from '../protocol/ddi-handle.js';
 
 type Envelope = Record<string, unknown> & { abstract: unknown[]; body: unknown[] };
 type ContentBlock = CallToolResult['content'][number];

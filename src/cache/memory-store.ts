@@ -11,9 +11,10 @@ import { randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import type { BodyLease, BodyStore, CachedBody, PutResult, StoreStats } from './body-store.js';
-import { sharedIpcFromTable, tableFromSharedIpc } from './ipc-body.js';
+import { sharedIpcFromTable, tableFromSharedIpc } from '../ipc/shared-body.js';
+import type { FullGc } from './gc-nudge.js';
 import { SharedMemoryPool } from './shared-memory-pool.js';
-import { mintToken } from './token.js';
+import { mintToken } from '../protocol/token.js';
 
 /** Default time to live of an entry: 10 minutes. */
 export const DEFAULT_TTL_MS = 10 * 60 * 1000;
@@ -37,6 +38,11 @@ export interface MemoryStoreOptions {
   singleUse?: boolean;
   /** Called when an entry is removed, with why (for metrics and tests). */
   onEvict?: (reason: 'consumed' | 'expired' | 'closed') => void;
+  /**
+   * A full garbage collection for the store's own buffer pool to ask for
+   * (e.g. `globalThis.gc` under `--expose-gc`); ignored with `memoryPool`.
+   */
+  fullGc?: FullGc;
   /** Where body buffers come from and go back to (default: a pool of this store's own). */
   memoryPool?: SharedMemoryPool;
 }
@@ -65,7 +71,7 @@ export class MemoryStore implements BodyStore {
     this.maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BYTES, 'maxBytes');
     this.singleUse = options.singleUse ?? true;
     this.onEvict = options.onEvict;
-    this.memoryPool = options.memoryPool ?? new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, this.maxBytes / 4) });
+    this.memoryPool = options.memoryPool ?? new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, this.maxBytes / 4), fullGc: options.fullGc });
   }
 
   async put(table: Table, options: { ttlMs?: number } = {}): Promise<PutResult> {

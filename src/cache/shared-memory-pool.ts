@@ -15,6 +15,11 @@ export interface SharedMemoryPoolOptions {
   maxIdleBytes?: number;
   /** Milliseconds an idle buffer waits for reuse before it goes to the collector (default 30 s). */
   idleTtlMs?: number;
+  /**
+   * A full garbage collection to ask for when many let-go bytes wait for one
+   * (e.g. `globalThis.gc` under `--expose-gc`); default none.
+   */
+  fullGc?: FullGc;
 }
 
 interface IdleBuffer {
@@ -22,7 +27,7 @@ interface IdleBuffer {
   readonly since: number;
 }
 
-import { externalMemoryDropped } from './collect-garbage.js';
+import { GcNudge, type FullGc } from './gc-nudge.js';
 
 /** Buffers are allocated in whole 64 KiB pages, so near sizes share a capacity. */
 const PAGE = 64 * 1024;
@@ -31,8 +36,8 @@ const MIN_FILL = 0.8;
 
 /**
  * A free list of SharedArrayBuffers, best fit. Buffers it lets go (over the
- * byte cap, or idle too long) are reported to collect-garbage.ts, so
- * an idle server returns to its baseline RSS.
+ * byte cap, or idle too long) are reported to a {@link GcNudge}, so an
+ * idle server returns to its baseline RSS when the embedder gave a collector.
  */
 export class SharedMemoryPool {
   readonly maxIdleBytes: number;
@@ -40,10 +45,12 @@ export class SharedMemoryPool {
   private idle: IdleBuffer[] = [];
   private idleBytes = 0;
   private sweeper?: NodeJS.Timeout;
+  readonly #gc: GcNudge;
 
   constructor(options: SharedMemoryPoolOptions = {}) {
     this.maxIdleBytes = options.maxIdleBytes ?? 256 * 1024 * 1024;
     this.idleTtlMs = options.idleTtlMs ?? 30_000;
+    this.#gc = new GcNudge(options.fullGc);
   }
 
   /** A zero-offset view of exactly `byteLength` bytes over a shared buffer (8-byte aligned). */
@@ -66,7 +73,7 @@ export class SharedMemoryPool {
   release(view: Uint8Array): void {
     const buffer = view.buffer;
     if (!(buffer instanceof SharedArrayBuffer)) return;
-    if (buffer.byteLength > this.maxIdleBytes) return externalMemoryDropped(buffer.byteLength);
+    if (buffer.byteLength > this.maxIdleBytes) return this.#gc.dropped(buffer.byteLength);
     this.idle.push({ buffer, since: Date.now() });
     this.idleBytes += buffer.byteLength;
     while (this.idleBytes > this.maxIdleBytes) this.drop(0);
@@ -82,7 +89,7 @@ export class SharedMemoryPool {
   private drop(index: number): void {
     const [{ buffer }] = this.idle.splice(index, 1);
     this.idleBytes -= buffer.byteLength;
-    externalMemoryDropped(buffer.byteLength);
+    this.#gc.dropped(buffer.byteLength);
   }
 
   private stopSweeper(): void {

@@ -2,7 +2,7 @@
  * `s2sp consumer`: serves the consumer tool `summarize_rows` (SPEC 2.2), which
  * answers per-column statistics of the merged rows.
  */
-import { S2SPServer } from '../control/s2sp-server.js';
+import { S2SPServer } from '../server/s2sp-server.js';
 import { summarizeRows } from './summarize-rows.js';
 import { listenForTransport, listenOptions, type TransportFlags } from './transport-flags.js';
 

@@ -12,7 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { S2SPClient } from '../agent/s2sp-client.js';
 import { S2SPDispatcher } from '../agent/dispatcher.js';
-import { redactTokensInUrl } from '../cache/token.js';
+import { redactTokensInUrl } from '../protocol/token.js';
 import { SUMMARIZE_TOOL } from './consumer-command.js';
 import { countTokens, TOKENIZER_NAME } from './token-count.js';
 

@@ -4,9 +4,10 @@
  */
 import { basename } from 'node:path';
 import type { Table } from 'apache-arrow';
-import { S2SPServer } from '../control/s2sp-server.js';
+import { S2SPServer } from '../server/s2sp-server.js';
 import { dataColumns } from '../control/envelope.js';
 import { defaultDatasetPath } from './default-dataset.js';
+import { exposeFullGc } from './full-gc.js';
 import { readTableFile } from './input/read-table-file.js';
 import { listenForTransport, listenOptions, type TransportFlags } from './transport-flags.js';
 
@@ -36,6 +37,7 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
     ...listenOptions('s2sp-serve', flags),
     ttlSeconds: flags.ttlSeconds,
     abstractRowLimit: flags.abstractLimit,
+    fullGc: exposeFullGc(),
   });
   // The file's rows as the tool returns them: without the `_row_id` the reader added, so a plain
   // MCP call answers the rows themselves (SPEC 2.1); S2SP calls add ids again, without copying.

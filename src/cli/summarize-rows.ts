@@ -8,7 +8,7 @@
  * appearance, so the same rows always summarize to the same JSON.
  */
 import type { Row } from '../table/rows-from-table.js';
-import { ROW_ID } from '../table/row-id.js';
+import { ROW_ID } from '../protocol/row-id.js';
 
 /**
  * What a column holds: one scalar kind, `null` when every value is null or

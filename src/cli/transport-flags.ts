@@ -3,7 +3,7 @@
  * the chosen one: stdio (MCP on stdin/stdout, data plane on its own port) or
  * http (MCP at /mcp and the data plane on one fastify server).
  */
-import type { S2SPServer, S2SPServerOptions } from '../control/s2sp-server.js';
+import type { S2SPServer, S2SPServerOptions } from '../server/s2sp-server.js';
 
 /** Transport flags. */
 export interface TransportFlags {

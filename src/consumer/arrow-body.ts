@@ -11,10 +11,10 @@
  */
 import { CompressionType, DataType, compressionRegistry, tableFromIPC, type Schema, type Table } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
-import { lz4Available, registerLz4Decoder } from '../table/lz4-codec.js';
-import { ROW_ID } from '../table/row-id.js';
+import { lz4Available, registerLz4Decoder } from '../ipc/lz4-codec.js';
+import { MAX_ROW_ID, ROW_ID } from '../protocol/row-id.js';
 import { responseInvalid as invalid } from './http-failure.js';
-import { outlineIpcStream } from './ipc-stream-walk.js';
+import { IpcStreamError, outlineIpcStream, type StreamOutline } from '../ipc/stream-walk.js';
 import type { DecodedBody } from './json-body.js';
 
 /** A decoded Arrow body. */
@@ -22,9 +22,6 @@ export interface ArrowBody extends DecodedBody {
   /** True when any batch of the stream used buffer compression. */
   compressed: boolean;
 }
-
-/** Largest `_row_id` an Int32 column holds (the JSON decoder's limit too). */
-const MAX_ROW_ID = 0x7fffffff;
 
 /**
  * Decodes a complete Arrow IPC stream response body.
@@ -39,7 +36,7 @@ const MAX_ROW_ID = 0x7fffffff;
  *   `S2SP_ERR_CODEC_UNAVAILABLE` when it is compressed with a codec this platform lacks
  */
 export function bodyFromArrow(bytes: Uint8Array): ArrowBody {
-  const outline = outlineIpcStream(bytes);
+  const outline = completeOutline(bytes);
   checkRowIdField(outline.schema);
   for (const codec of outline.codecs) prepareCodec(codec);
   let table: Table;
@@ -123,5 +120,17 @@ function forEachRowId(table: Table, visit: (id: number) => void): void {
     // Int64/Uint64 come as bigint; Number() is exact in the range we accept.
     const values = data.values as ArrayLike<number | bigint>;
     for (let i = 0; i < data.length; i++) visit(Number(values[i]));
+  }
+}
+
+/** The stream's outline, or RESPONSE_INVALID when it is cut short or not Arrow. */
+function completeOutline(bytes: Uint8Array): StreamOutline {
+  try {
+    return outlineIpcStream(bytes);
+  } catch (error) {
+    if (!(error instanceof IpcStreamError)) throw error;
+    throw error.kind === 'truncated'
+      ? invalid(`the transfer was cut short: ${error.message}; none of its rows are used`)
+      : invalid(error.message, error.cause);
   }
 }

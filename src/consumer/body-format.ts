@@ -7,7 +7,8 @@
  * because the Python reference answers JSON whatever the Accept says.
  */
 import { S2SPError } from '../errors.js';
-import { lz4Available } from '../table/lz4-codec.js';
+import { ARROW_STREAM_TYPE, JSON_TYPE, arrowStreamType, mediaTypeOf } from '../protocol/media-types.js';
+import { lz4Available } from '../ipc/lz4-codec.js';
 import { bodyFromArrow } from './arrow-body.js';
 import { responseInvalid } from './http-failure.js';
 import { bodyFromJson, type DecodedBody } from './json-body.js';
@@ -25,8 +26,6 @@ export interface AnsweredBody extends DecodedBody {
   compressed: boolean;
 }
 
-const ARROW_STREAM_TYPE = 'application/vnd.apache.arrow.stream';
-const JSON_TYPE = 'application/json';
 
 /**
  * Checks a `format` option.
@@ -47,7 +46,7 @@ export function bodyFormatOption(format: string | undefined): BodyFormat {
 export function acceptFor(format: BodyFormat): string {
   if (format === BodyFormat.json) return JSON_TYPE;
   // List LZ4 only when we can decode it: no codec listed means uncompressed.
-  const arrow = lz4Available() ? `${ARROW_STREAM_TYPE}; codecs="lz4"` : ARROW_STREAM_TYPE;
+  const arrow = arrowStreamType(lz4Available() ? 'lz4' : undefined);
   return format === BodyFormat.arrow ? arrow : `${arrow}, ${JSON_TYPE};q=0.5`;
 }
 
@@ -64,7 +63,7 @@ export function acceptFor(format: BodyFormat): string {
  *   `S2SP_ERR_CONSUMER_BODY_TOO_LARGE` (from the decoders)
  */
 export function decodeAnswer(bytes: Uint8Array, contentType: string | undefined, format: BodyFormat): AnsweredBody {
-  const mediaType = (contentType ?? '').split(';', 1)[0].trim().toLowerCase();
+  const mediaType = mediaTypeOf(contentType);
   const answered = mediaType === ARROW_STREAM_TYPE ? 'arrow' : 'json';
   if (format !== BodyFormat.auto && answered !== format) {
     throw responseInvalid(`it was asked for ${format} only but answered Content-Type ${JSON.stringify(contentType ?? '')}`);

@@ -9,7 +9,7 @@
  */
 import { RecordBatch, Schema, Struct, Table, makeData, type Field } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
-import { ROW_ID } from '../table/row-id.js';
+import { ROW_ID } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 import { setRowValue } from './merge.js';
 

@@ -5,7 +5,7 @@
  * parameter is wrong and how to fix it, since the reader is an LLM.
  */
 import { S2SPError } from '../errors.js';
-import { ROW_ID } from '../table/row-id.js';
+import { MAX_ROW_ID, ROW_ID, isRowId } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 
 /** The consumer tool's arguments, exactly as the agent sends them. */
@@ -20,8 +20,6 @@ export interface ConsumerArgs {
   column_mapping?: string;
 }
 
-/** Largest `_row_id` an Int32 column holds. */
-const MAX_ROW_ID = 0x7fffffff;
 
 /**
  * Parses `abstract_data`.
@@ -73,7 +71,7 @@ function parseRows(text: string, param: string, hint: string): Row[] {
       throw invalid(`${param} row ${i} has no ${ROW_ID}; ${hint}`);
     }
     const id = (row as Row)[ROW_ID];
-    if (!Number.isInteger(id) || (id as number) < 0 || (id as number) > MAX_ROW_ID) {
+    if (!isRowId(id)) {
       throw invalid(`${param} row ${i} has ${ROW_ID} ${JSON.stringify(id)}, not a non-negative integer; ${hint}`);
     }
   }

@@ -10,7 +10,7 @@
  */
 import type { Table } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
-import { ROW_ID } from '../table/row-id.js';
+import { MAX_ROW_ID, ROW_ID, isRowId } from '../protocol/row-id.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { responseInvalid as invalid } from './http-failure.js';
 
@@ -24,8 +24,6 @@ export interface DecodedBody {
   columns: string[];
 }
 
-/** Largest `_row_id` an Int32 column holds. */
-const MAX_ROW_ID = 0x7fffffff;
 
 /**
  * Decodes a complete JSON response body.
@@ -91,7 +89,7 @@ function checkRows(body: unknown[]): void {
       throw invalid(`body row ${i} is not a JSON object`);
     }
     const id = (row as Record<string, unknown>)[ROW_ID];
-    if (!Number.isInteger(id) || (id as number) < 0 || (id as number) > MAX_ROW_ID) {
+    if (!isRowId(id)) {
       throw invalid(`body row ${i} has no integer ${ROW_ID}`);
     }
     if (seen.has(id as number)) throw invalid(`${ROW_ID} ${id} occurs twice in the body`);

@@ -7,7 +7,7 @@
  * tool's own order, so merged rows look like the rows the tool returned.
  */
 import type { Row } from '../table/rows-from-table.js';
-import { ROW_ID } from '../table/row-id.js';
+import { ROW_ID } from '../protocol/row-id.js';
 
 /**
  * Sets `row[key] = value` as an own data property, even for `__proto__`

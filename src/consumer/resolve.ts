@@ -14,7 +14,7 @@
  */
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
-import { ROW_ID } from '../table/row-id.js';
+import { ROW_ID } from '../protocol/row-id.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { applyColumnMapping, parseColumnMapping, tableWithColumnMapping } from './column-mapping.js';

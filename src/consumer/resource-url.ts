@@ -8,8 +8,9 @@
  * Messages are written for the LLM that chose the URL: they say what to do
  * next, and never repeat the token (a bearer capability) in full.
  */
-import { isWellFormedToken, redactToken } from '../cache/token.js';
+import { isWellFormedToken, redactToken } from '../protocol/token.js';
 import { S2SPError } from '../errors.js';
+import { tokenSegmentOf } from '../protocol/data-path.js';
 
 /**
  * Origins a consumer trusts besides loopback: none. Loopback (localhost,
@@ -18,7 +19,6 @@ import { S2SPError } from '../errors.js';
  */
 export const DEFAULT_ALLOWED_ORIGINS: readonly string[] = Object.freeze([]);
 
-const DATA_PATH = /\/s2sp\/data\/([^/]+)$/;
 const LOOPBACK_TEXT = 'loopback (localhost, 127.0.0.0/8, [::1])';
 const HINT = 'resource_url must be the URL returned by the resource tool, passed unchanged';
 
@@ -51,14 +51,14 @@ export function checkResourceUrl(resourceUrl: string, allowedOrigins: readonly s
         (url.protocol === 'ddi:' ? ' (a ddi:// handle is only understood by an S2SP-aware agent SDK)' : ''),
     );
   }
-  const match = DATA_PATH.exec(url.pathname);
-  if (match === null) {
+  const segment = tokenSegmentOf(url.pathname);
+  if (segment === undefined) {
     throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', `resource_url path must end with /s2sp/data/<token>; ${HINT}`);
   }
-  if (!isWellFormedToken(match[1])) {
+  if (!isWellFormedToken(segment)) {
     throw new S2SPError(
       'S2SP_ERR_CONSUMER_URL_INVALID',
-      `resource_url token ${JSON.stringify(redactToken(match[1]))} is malformed (a token is 43 base64url characters); ${HINT}`,
+      `resource_url token ${JSON.stringify(redactToken(segment))} is malformed (a token is 43 base64url characters); ${HINT}`,
     );
   }
   const allowed = normaliseOrigins(allowedOrigins);

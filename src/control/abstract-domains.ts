@@ -5,7 +5,7 @@
  * error, and so is a name that is not a column.
  */
 import { S2SPError, listForMessage } from '../errors.js';
-import { ROW_ID } from '../table/row-id.js';
+import { ROW_ID } from '../protocol/row-id.js';
 
 /**
  * Parses `abstract_domains`.

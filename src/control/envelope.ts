@@ -3,7 +3,7 @@
  * table. Keys in a fixed order, `_row_id` first in every row.
  */
 import type { Table } from 'apache-arrow';
-import { ROW_ID } from '../table/row-id.js';
+import { ROW_ID } from '../protocol/row-id.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { projectColumns } from '../table/select.js';
 

@@ -14,9 +14,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { BodyLease, BodyStore } from '../cache/body-store.js';
-import { isWellFormedToken } from '../cache/token.js';
+import { isWellFormedToken } from '../protocol/token.js';
 import { S2SPError } from '../errors.js';
-import { lz4Available, lz4Codec } from '../table/lz4-codec.js';
+import { lz4Available, lz4Codec } from '../ipc/lz4-codec.js';
 import { DEFAULT_CHUNK_ROWS, planChunks } from '../table/row-chunks.js';
 import { projectColumns } from '../table/select.js';
 import { createEncoderPool, type EncoderPool } from '../worker/encoder-pool.js';
@@ -24,8 +24,11 @@ import { openBodyStream } from './body-stream.js';
 import { createEncoder, negotiateEncoding } from './content-encoding.js';
 import { errorForReply } from './error-reply.js';
 import { parseFetchRequest, resolveFetch } from './fetch-request.js';
-import { dataPlaneLogSerializers } from './log-serializers.js';
-import { ARROW_STREAM_TYPE, negotiateFormat, type NegotiationSupport } from './negotiate.js';
+import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
+import { negotiateFormat, type NegotiationSupport } from './negotiate.js';
+import { DATA_ROUTE, DATA_ROUTE_WILDCARD, HEALTH_PATH } from '../protocol/data-path.js';
+import { errorDocumentOf } from '../protocol/error-document.js';
+import { JSON_CONTENT_TYPE, JSON_TYPE, arrowStreamType } from '../protocol/media-types.js';
 
 /** Default limit of a fetch request body: 16 MiB (a million row ids fit). */
 export const DEFAULT_REQUEST_BODY_LIMIT = 16 * 1024 * 1024;
@@ -67,7 +70,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   // Our own JSON parser: an empty body means {} (SPEC 3.1), and every other
   // media type is left unparsed so fastify answers 415.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (_req, raw, done) => {
+  app.addContentTypeParser(JSON_TYPE, { parseAs: 'buffer', bodyLimit }, (_req, raw, done) => {
     const text = (raw as Buffer).toString('utf8');
     if (text.trim() === '') return done(null, {});
     try {
@@ -88,12 +91,12 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     // a byte went out (brotli holds small input back): the error document is
     // plain JSON.
     reply.removeHeader('content-encoding');
-    return reply.code(wire.status).type('application/json; charset=utf-8').send(wire.toJSON());
+    return reply.code(wire.status).type(JSON_CONTENT_TYPE).send(errorDocumentOf(wire));
   });
 
   const routeOptions = { logSerializers: dataPlaneLogSerializers, bodyLimit };
 
-  app.post<{ Params: { token: string } }>('/s2sp/data/:token', routeOptions, async (request, reply) => {
+  app.post<{ Params: { token: string } }>(DATA_ROUTE, routeOptions, async (request, reply) => {
     const fetchRequest = parseFetchRequest(request.body);
     const format = negotiateFormat(request.headers.accept, support);
     const token = request.params.token;
@@ -118,10 +121,10 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       });
       settleWithResponse(reply, lease);
       if (format.kind === 'arrow') {
-        reply.type(format.codec === undefined ? ARROW_STREAM_TYPE : `${ARROW_STREAM_TYPE}; codecs="${format.codec}"`);
+        reply.type(arrowStreamType(format.codec));
         return reply.send(response);
       }
-      reply.type('application/json; charset=utf-8');
+      reply.type(JSON_CONTENT_TYPE);
       const encoding = negotiateEncoding(request.headers['accept-encoding']);
       if (encoding === undefined) return reply.send(response);
       reply.header('content-encoding', encoding).header('vary', 'Accept, Accept-Encoding');
@@ -137,7 +140,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   // Everything else under /s2sp/data/ gets our error document, and goes
   // through the redacting serializers instead of fastify's 404 log line,
   // which prints the full URL.
-  app.all('/s2sp/data/*', routeOptions, async (request) => {
+  app.all(DATA_ROUTE_WILDCARD, routeOptions, async (request) => {
     const rest = (request.params as { '*': string })['*'];
     if (request.method !== 'POST' && isWellFormedToken(rest)) {
       throw new S2SPError('S2SP_ERR_METHOD_NOT_ALLOWED', `use POST on a resource_url, not ${request.method}`);
@@ -145,7 +148,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
   });
 
-  app.get('/s2sp/health', async () => {
+  app.get(HEALTH_PATH, async () => {
     const stats = await store.stats();
     return { status: 'ok', entries: stats.entries, bytes: stats.bytes };
   });

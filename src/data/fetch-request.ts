@@ -5,7 +5,7 @@
  */
 import type { Table } from 'apache-arrow';
 import { S2SPError, listForMessage } from '../errors.js';
-import { ROW_ID } from '../table/row-id.js';
+import { ROW_ID } from '../protocol/row-id.js';
 import { sortedUniqueIds } from '../table/select.js';
 
 /** A fetch request whose shape is valid. */

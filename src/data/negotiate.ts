@@ -4,11 +4,8 @@
  * parameters (`application/vnd.apache.arrow.stream; codecs="lz4"`).
  */
 import { S2SPError } from '../errors.js';
+import { ARROW_STREAM_TYPE, JSON_TYPE, arrowStreamType, parseCodecsParam } from '../protocol/media-types.js';
 
-/** The media type of an Arrow IPC stream. */
-export const ARROW_STREAM_TYPE = 'application/vnd.apache.arrow.stream';
-/** The media type of the JSON body. */
-export const JSON_TYPE = 'application/json';
 
 /** What a response will be. */
 export interface ResponseFormat {
@@ -130,22 +127,16 @@ function matchSpecificity(format: ResponseFormat, range: MediaRange): number {
   return range.type === '*/*' ? 0 : -1;
 }
 
-/** The codecs a range lists (`codecs="lz4, zstd"`), normalised; `lz4_frame` is an alias of `lz4`. */
+/** The codecs a range lists (`codecs="lz4, zstd"`), normalised. */
 function listedCodecs(range: MediaRange): string[] {
-  const value = range.params.get('codecs');
-  if (value === undefined) return [];
-  return value
-    .split(',')
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== '')
-    .map((c) => (c === 'lz4_frame' ? 'lz4' : c));
+  return parseCodecsParam(range.params.get('codecs'));
 }
 
 function unsupportedMessage(accept: string, support: NegotiationSupport, wantsLz4: boolean): string {
   const types = [JSON_TYPE];
   if (support.arrow) types.push(ARROW_STREAM_TYPE);
   const lz4 = support.arrow && support.lz4;
-  if (lz4) types.push(`${ARROW_STREAM_TYPE}; codecs="lz4"`);
+  if (lz4) types.push(arrowStreamType('lz4'));
   const why = wantsLz4 && support.arrow && !lz4 ? ' (LZ4 is not available on this server: lz4-napi has no binary for its platform)' : '';
   return `unsupported Accept ${JSON.stringify(accept.slice(0, 120))}${why}; supported: ${types.join(', ')}`;
 }

@@ -5,7 +5,7 @@
  * chunks (JSON brackets, the Arrow schema and end-of-stream) is the caller's.
  */
 import { Table } from 'apache-arrow';
-import { recordBatchMessage, type BufferCompressor } from './ipc-message.js';
+import { recordBatchMessage, type BufferCompressor } from '../ipc/message-writer.js';
 import { jsonRowFragment } from './json-encoding.js';
 import { chunkBatches, type RowChunk } from './row-chunks.js';
 

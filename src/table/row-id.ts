@@ -1,13 +1,10 @@
 /**
- * `_row_id`: the integer every row carries, 0..n-1 in the order the tool
- * returned the rows. It is always the first column of a cached body and the
- * first key of every row we emit.
+ * `_row_id` as an Arrow column (protocol/row-id.ts has the contract): Int32,
+ * never null, always the first column of a cached body.
  */
 import { Field, Int32, RecordBatch, Schema, Struct, Table, makeData, type Data } from 'apache-arrow';
+import { ROW_ID } from '../protocol/row-id.js';
 import { decodeDictionaries } from './decode-dictionaries.js';
-
-/** The name of the row identifier column. */
-export const ROW_ID = '_row_id';
 
 /** The Arrow field of the row identifier: Int32, never null. */
 export const ROW_ID_FIELD = new Field(ROW_ID, new Int32(), false);

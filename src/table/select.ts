@@ -5,7 +5,7 @@
  * id is also a row index.
  */
 import { RecordBatch, Schema, Struct, Table, makeData } from 'apache-arrow';
-import { ROW_ID } from './row-id.js';
+import { ROW_ID } from '../protocol/row-id.js';
 
 /** Sorts ids ascending and drops duplicates (the reference collapses them). */
 export function sortedUniqueIds(ids: readonly number[]): number[] {

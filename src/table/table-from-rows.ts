@@ -25,7 +25,8 @@ import {
 import { S2SPError } from '../errors.js';
 import { ColumnKind, ColumnObserver } from './column-kind.js';
 import { jsonField } from './json-column.js';
-import { ROW_ID, ROW_ID_FIELD, rowIdData } from './row-id.js';
+import { ROW_ID_FIELD, rowIdData } from './row-id.js';
+import { ROW_ID } from '../protocol/row-id.js';
 
 type Row = Record<string, unknown>;
 

@@ -5,12 +5,11 @@
  */
 import { move } from 'piscina';
 import type { Table } from 'apache-arrow';
-import { concatParts } from '../table/ipc-message.js';
+import { concatParts } from '../ipc/message-writer.js';
 import { encodeChunk } from '../table/chunk-encoding.js';
-import { lz4Codec } from '../table/lz4-codec.js';
+import { lz4Codec } from '../ipc/lz4-codec.js';
 import { projectColumns } from '../table/select.js';
-import { tableFromSharedIpc } from '../cache/ipc-body.js';
-import { externalMemoryDropped } from '../cache/collect-garbage.js';
+import { tableFromSharedIpc } from '../ipc/shared-body.js';
 import type { EncodeTask } from './encode-task.js';
 
 /** Bodies mapped in this worker, most recent last; a few are enough for interleaved requests. */
@@ -35,7 +34,5 @@ export default function encode(task: EncodeTask): Uint8Array {
   const compress = task.format.kind === 'arrow' && task.format.codec === 'lz4' ? lz4Codec().compressFrame : undefined;
   const parts = encodeChunk(table, task.chunk, task.format, compress);
   const bytes = concatParts(parts);
-  // lz4-napi's output buffers are garbage now and V8 does not weigh them: nudge this thread's collector.
-  if (compress !== undefined) externalMemoryDropped(bytes.byteLength);
   return move(bytes) as Uint8Array;
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DdiBuffer, isDdiHandle } from '../../src/agent/ddi-buffer.js';
+import { DdiBuffer } from '../../src/agent/ddi-buffer.js';
+import { isDdiHandle } from '../../src/protocol/ddi-handle.js';
 
 test('put returns a fresh ddi:// handle of 32 random bytes', () => {
   const buffer = new DdiBuffer();

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { DdiBuffer, isDdiHandle } from '../../src/agent/ddi-buffer.js';
+import { DdiBuffer } from '../../src/agent/ddi-buffer.js';
+import { isDdiHandle } from '../../src/protocol/ddi-handle.js';
 import { S2SPDispatcher } from '../../src/agent/dispatcher.js';
 
 const ENVELOPE = {

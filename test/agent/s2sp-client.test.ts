@@ -3,7 +3,7 @@ import { test, type TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { isDdiHandle } from '../../src/agent/ddi-buffer.js';
+import { isDdiHandle } from '../../src/protocol/ddi-handle.js';
 import { S2SPDispatcher } from '../../src/agent/dispatcher.js';
 import { S2SPClient } from '../../src/agent/s2sp-client.js';
 import { connectInMemory } from '../support/in-memory-client.js';

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryStore, type MemoryStoreOptions } from '../../src/cache/memory-store.js';
-import { sharedIpcFromTable } from '../../src/cache/ipc-body.js';
-import { isWellFormedToken, mintToken, redactToken, redactTokensInUrl } from '../../src/cache/token.js';
+import { sharedIpcFromTable } from '../../src/ipc/shared-body.js';
+import { isWellFormedToken, mintToken, redactToken, redactTokensInUrl } from '../../src/protocol/token.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 
 /** The entry counters of a stats() answer (idleBytes, the pool's reserve, is checked in shared-memory-pool tests). */

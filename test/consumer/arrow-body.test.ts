@@ -3,11 +3,11 @@ import { test } from 'node:test';
 import { Field, Float64, Int32, Int64, Schema, Table, Utf8, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { bodyFromArrow } from '../../src/consumer/arrow-body.js';
 import { fetchBody } from '../../src/consumer/fetch-body.js';
-import { overrideLz4ForTests } from '../../src/table/lz4-codec.js';
+import { overrideLz4ForTests } from '../../src/ipc/lz4-codec.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
-import { ARROW_STREAM, NEEDS_LZ4, ipcOf, lz4IpcOf, sampleRows, sampleTable, sendBytes } from './arrow-streams.js';
+import { ARROW_STREAM, NEEDS_LZ4, ipcOf, lz4IpcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { codeOf } from '../support/code-of.js';
-import { startStandIn } from './stand-in-server.js';
+import { startStandIn } from '../support/stand-in-server.js';
 
 /** A stand-in that answers each request with the next of `answers` as Arrow. */
 async function serveEach(t: Parameters<typeof startStandIn>[0], answers: readonly Uint8Array[]) {

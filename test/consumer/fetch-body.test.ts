@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mintToken } from '../../src/cache/token.js';
+import { mintToken } from '../../src/protocol/token.js';
 import { fetchBody, type BodyFormat } from '../../src/consumer/fetch-body.js';
-import { lz4Available, overrideLz4ForTests } from '../../src/table/lz4-codec.js';
+import { lz4Available, overrideLz4ForTests } from '../../src/ipc/lz4-codec.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
-import { ARROW_STREAM, DEFAULT_ACCEPT, ipcOf, sampleRows, sampleTable, sendBytes } from './arrow-streams.js';
+import { ARROW_STREAM, DEFAULT_ACCEPT, ipcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { codeOf } from '../support/code-of.js';
-import { sendJson, startDataPlane, startStandIn } from './stand-in-server.js';
+import { sendJson, startDataPlane, startStandIn } from '../support/stand-in-server.js';
 
 const ROWS = [
   { name: 'a', mag: 1.5, tags: ['x'], meta: { depth: 3 } },

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mintToken } from '../../src/cache/token.js';
+import { mintToken } from '../../src/protocol/token.js';
 import { resolveConsumerRows } from '../../src/consumer/resolve.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
-import { ipcOf, sampleRows, sampleTable, sendBytes } from './arrow-streams.js';
+import { ipcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { codeOf } from '../support/code-of.js';
-import { sendJson, startDataPlane, startStandIn } from './stand-in-server.js';
+import { sendJson, startDataPlane, startStandIn } from '../support/stand-in-server.js';
 
 const ALERTS = [
   { event: 'Wind Advisory', severity: 'Moderate', description: 'North winds 25-35 mph' },

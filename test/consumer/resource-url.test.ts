@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mintToken } from '../../src/cache/token.js';
+import { mintToken } from '../../src/protocol/token.js';
 import { DEFAULT_ALLOWED_ORIGINS, checkResourceUrl, isLoopbackHost } from '../../src/consumer/resource-url.js';
 
 const token = mintToken();

@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { S2SPServer } from '../../src/control/s2sp-server.js';
+import { S2SPServer } from '../../src/server/s2sp-server.js';
 import type { ConsumerInput } from '../../src/control/consumer-tool.js';
 import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
 import { connectInMemory } from '../support/in-memory-client.js';

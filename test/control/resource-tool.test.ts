@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { tableFromArrays } from 'apache-arrow';
 import { z } from 'zod';
-import { S2SPServer } from '../../src/control/s2sp-server.js';
+import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
 import { connectInMemory } from '../support/in-memory-client.js';
 

@@ -8,10 +8,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../src/cache/memory-store.js';
-import { lz4Available } from '../../src/table/lz4-codec.js';
+import { lz4Available } from '../../src/ipc/lz4-codec.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
-import { batchHeader, walk } from '../table/ipc-stream-walker.js';
-import { ARROW, ARROW_LZ4, createSpyPool, mixedRows, ok, startPlane, type Plane } from './data-plane-harness.js';
+import { batchHeader, walk } from '../support/ipc-stream-walker.js';
+import { ARROW, ARROW_LZ4, createSpyPool, mixedRows, ok, startPlane, type Plane } from '../support/data-plane-harness.js';
 
 type Polars = typeof import('nodejs-polars').default;
 type DataFrame = ReturnType<Polars['readIPCStream']>;

@@ -11,11 +11,11 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataType, tableFromIPC } from 'apache-arrow';
 import { MemoryStore } from '../../src/cache/memory-store.js';
-import { END_OF_STREAM } from '../../src/table/ipc-message.js';
-import { lz4Available, overrideLz4ForTests, registerLz4Decoder } from '../../src/table/lz4-codec.js';
+import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
+import { lz4Available, overrideLz4ForTests, registerLz4Decoder } from '../../src/ipc/lz4-codec.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { createEncoderPool, type EncoderPool } from '../../src/worker/encoder-pool.js';
-import { walk } from '../table/ipc-stream-walker.js';
+import { walk } from '../support/ipc-stream-walker.js';
 import {
   ARROW,
   ARROW_LZ4,
@@ -27,7 +27,7 @@ import {
   waitUntilIdle,
   type Plane,
   type RawResponse,
-} from './data-plane-harness.js';
+} from '../support/data-plane-harness.js';
 
 const NEEDS_LZ4 = { skip: lz4Available() ? false : 'lz4-napi has no binary for this platform' };
 const ACCEPT_UNSUPPORTED = 'S2SP_ERR_ACCEPT_UNSUPPORTED';

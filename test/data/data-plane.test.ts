@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { MemoryStore } from '../../src/cache/memory-store.js';
-import { mintToken } from '../../src/cache/token.js';
+import { mintToken } from '../../src/protocol/token.js';
 import type { BodyStore } from '../../src/cache/body-store.js';
 import { isS2SPError } from '../../src/errors.js';
 import { expectConsumed } from '../support/expect-consumed.js';

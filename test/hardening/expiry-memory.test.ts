@@ -29,7 +29,7 @@ test('1,000 cached ~10 MB bodies that expire leave the store empty and memory ne
   // ~10 MB of Arrow IPC: 200k rows of ints, floats and short strings.
   const table = tableFromRows(Array.from({ length: 350_000 }, (_, i) => ({ id: i, score: i / 7, label: `label-${i % 1000}` })));
   const expired: string[] = [];
-  const store = new MemoryStore({ ttlMs: 5, onEvict: (reason) => expired.push(reason) });
+  const store = new MemoryStore({ ttlMs: 5, onEvict: (reason) => expired.push(reason), fullGc: gc });
   const first = await store.put(table);
   const bodyBytes = (await store.stats()).bytes;
   assert.ok(bodyBytes > 8 * MB && bodyBytes < 16 * MB, `body of ${bodyBytes} bytes`);

@@ -5,7 +5,7 @@ import { Table } from 'apache-arrow';
 import { DEFAULT_CHUNK_ROWS, chunkBatches, chunkLength, planChunks, type RowChunk } from '../../src/table/row-chunks.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
-import { allTypes, oracleRows } from './all-types-table.js';
+import { allTypes, oracleRows } from '../support/all-types-table.js';
 
 /** A chunk as plain data, for deepEqual: `{ range: [start, end] }` or `{ ids: [...] }`. */
 function plain(chunk: RowChunk): { range: [number, number] } | { ids: number[] } {

@@ -4,7 +4,7 @@ import { Field, Int32, List, Struct, Table, Utf8, tableFromIPC, tableToIPC, vect
 import { canTake, takeRows } from '../../src/table/take-rows.js';
 import { chunkBatches } from '../../src/table/row-chunks.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
-import { allTypes, exactCells, oracleRows } from './all-types-table.js';
+import { allTypes, exactCells, oracleRows } from '../support/all-types-table.js';
 
 /** takeRows must match both oracles, keep the schema, count nulls right, and survive IPC. */
 function assertTakeMatches(table: Table, ids: number[], label: string): void {

@@ -15,13 +15,12 @@
 import { tableFromIPC, type Table } from 'apache-arrow';
 import { S2SPError } from '../../errors.js';
 import { withRowIds } from '../../table/row-id.js';
-import { ARROW_FILE_MAGIC, startsWithBytes, startsWithContinuation } from './table-file-format.js';
+import { IpcStreamError, outlineIpcStream } from '../../ipc/stream-walk.js';
+import { ARROW_FILE_MAGIC, startsWithContinuation } from '../../protocol/arrow-framing.js';
+import { startsWithBytes } from './table-file-format.js';
 
 /** `FEA1`: the magic of Feather v1, a pre-Arrow-IPC format arrow-js cannot read. */
 const FEATHER_V1_MAGIC = Uint8Array.from([0x46, 0x45, 0x41, 0x31]);
-
-/** The 8-byte end-of-stream marker: continuation then a zero metadata length. */
-const END_OF_STREAM = Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 
 /** Which IPC framing the bytes use. */
 export type ArrowIpcKind = 'file' | 'stream';
@@ -65,8 +64,11 @@ export function arrowIpcKind(bytes: Uint8Array): ArrowIpcKind {
     return 'file';
   }
   if (startsWithContinuation(bytes)) {
-    if (!startsWithBytes(bytes, END_OF_STREAM, bytes.length - END_OF_STREAM.length)) {
-      throw unreadable('Arrow IPC stream is truncated (no end-of-stream marker)');
+    try {
+      outlineIpcStream(bytes);
+    } catch (error) {
+      if (!(error instanceof IpcStreamError)) throw error;
+      throw unreadable(error.kind === 'truncated' ? `Arrow IPC stream is truncated: ${error.message}` : error.message);
     }
     return 'stream';
   }

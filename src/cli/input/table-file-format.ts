@@ -4,6 +4,7 @@
  * bytes of the content.
  */
 import { extname } from 'node:path';
+import { ARROW_FILE_MAGIC, startsWithContinuation } from '../../protocol/arrow-framing.js';
 
 /** The formats {@link readTableFile} understands. */
 export const TableFileFormat = {
@@ -46,9 +47,6 @@ export function formatFromExtension(path: string): TableFileFormat | undefined {
   return BY_EXTENSION[extname(path).toLowerCase()];
 }
 
-/** `ARROW1`: the magic that opens (and closes) an Arrow IPC file. */
-export const ARROW_FILE_MAGIC = Uint8Array.from([0x41, 0x52, 0x52, 0x4f, 0x57, 0x31]);
-
 /** `PAR1`: the magic that opens (and closes) a Parquet file. */
 export const PARQUET_MAGIC = Uint8Array.from([0x50, 0x41, 0x52, 0x31]);
 
@@ -57,11 +55,6 @@ export function startsWithBytes(bytes: Uint8Array, prefix: Uint8Array, at = 0): 
   if (at < 0 || bytes.length - at < prefix.length) return false;
   for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false;
   return true;
-}
-
-/** True when the first four bytes are 0xFFFFFFFF, the IPC continuation marker a stream opens with. */
-export function startsWithContinuation(bytes: Uint8Array): boolean {
-  return bytes.length >= 4 && bytes[0] === 0xff && bytes[1] === 0xff && bytes[2] === 0xff && bytes[3] === 0xff;
 }
 
 /**

@@ -6,7 +6,8 @@
  */
 import { tableFromIPC, tableToIPC, type Table } from 'apache-arrow';
 import { hasDictionaries } from '../table/decode-dictionaries.js';
-import { END_OF_STREAM, partsLength, recordBatchMessage, schemaMessage } from '../table/ipc-message.js';
+import { partsLength, recordBatchMessage, schemaMessage } from './message-writer.js';
+import { END_OF_STREAM } from '../protocol/arrow-framing.js';
 import { DEFAULT_CHUNK_ROWS } from '../table/row-chunks.js';
 
 /**

@@ -1,9 +1,9 @@
 /**
- * Request serializers for the data plane's routes: fastify logs `req.url` on
+ * Request serializers for routes whose URLs carry tokens: fastify logs `req.url` on
  * every request, and our URLs carry bearer tokens. Installed per route, so an
  * embedding app's logger configuration stays its own.
  */
-import { redactTokensInUrl } from '../cache/token.js';
+import { redactTokensInUrl } from './token.js';
 
 interface LoggableRequest {
   method?: string;

@@ -15,14 +15,17 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ZodRawShape } from 'zod';
 import type { BodyStore } from '../cache/body-store.js';
+import type { FullGc } from '../cache/gc-nudge.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { ResolveOptions } from '../consumer/resolve.js';
 import { s2spDataPlane, type DataPlaneOptions } from '../data/data-plane-plugin.js';
-import { dataPlaneLogSerializers } from '../data/log-serializers.js';
+import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
 import { S2SPError } from '../errors.js';
-import { registerConsumerTool, type ConsumerToolConfig, type ConsumerToolHandler } from './consumer-tool.js';
+import { resourceUrlOf } from '../protocol/data-path.js';
+import { errorDocumentOf } from '../protocol/error-document.js';
+import { registerConsumerTool, type ConsumerToolConfig, type ConsumerToolHandler } from '../control/consumer-tool.js';
 import { mcpHttpPlugin } from './mcp-http-plugin.js';
-import { registerResourceTool, type ResourceToolHandler, type ToolConfig } from './resource-tool.js';
+import { registerResourceTool, type ResourceToolHandler, type ToolConfig } from '../control/resource-tool.js';
 
 /** Options of {@link S2SPServer}. */
 export interface S2SPServerOptions {
@@ -37,6 +40,8 @@ export interface S2SPServerOptions {
   ttlSeconds?: number;
   /** Byte budget of the default MemoryStore (default 1 GiB). */
   maxCacheBytes?: number;
+  /** A full garbage collection the default MemoryStore may ask for (`globalThis.gc` under `--expose-gc`). */
+  fullGc?: FullGc;
   /** Interface the HTTP server binds to (default 127.0.0.1). */
   host?: string;
   /** Port of the HTTP server (default 0: any free port). */
@@ -70,23 +75,30 @@ type Installer = (mcp: McpServer) => void;
 export class S2SPServer {
   /** The primary McpServer (stdio and in-memory transports). */
   readonly mcp: McpServer;
-  /** Where resource tools cache bodies. */
-  readonly store: BodyStore;
-  private readonly options: S2SPServerOptions;
-  private readonly installers: Installer[] = [];
-  private app?: FastifyInstance;
-  private baseUrl?: string;
+  readonly #options: S2SPServerOptions;
+  readonly #installers: Installer[] = [];
+  #store?: BodyStore;
+  #app?: FastifyInstance;
+  #baseUrl?: string;
 
   constructor(options: S2SPServerOptions) {
-    this.options = options;
-    this.store =
-      options.store ??
-      new MemoryStore({
-        ttlMs: options.ttlSeconds === undefined ? undefined : options.ttlSeconds * 1000,
-        maxBytes: options.maxCacheBytes,
-      });
-    this.mcp = this.newMcpServer();
-    if (options.publicUrl !== undefined) this.baseUrl = trimSlash(options.publicUrl);
+    this.#options = options;
+    this.#store = options.store;
+    this.mcp = this.#newMcpServer();
+    if (options.publicUrl !== undefined) this.#baseUrl = trimSlash(options.publicUrl);
+  }
+
+  /**
+   * Where resource tools cache bodies: the store passed in, or a MemoryStore
+   * made on first use, so a server with only consumer tools holds none.
+   */
+  get store(): BodyStore {
+    this.#store ??= new MemoryStore({
+      ttlMs: this.#options.ttlSeconds === undefined ? undefined : this.#options.ttlSeconds * 1000,
+      maxBytes: this.#options.maxCacheBytes,
+      fullGc: this.#options.fullGc,
+    });
+    return this.#store;
   }
 
   /** Registers a resource tool (SPEC 2.1): the handler returns rows or an Arrow Table. */
@@ -94,61 +106,64 @@ export class S2SPServer {
     const context = {
       store: this.store,
       resourceUrlFor: (token: string) => this.resourceUrlFor(token),
-      abstractRowLimit: this.options.abstractRowLimit,
+      abstractRowLimit: this.#options.abstractRowLimit,
     };
     return this.configure((mcp) => registerResourceTool(mcp, name, config, handler, context));
   }
 
   /** Registers a consumer tool (SPEC 2.2): the handler receives merged rows and an Arrow Table. */
   consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler): this {
-    return this.configure((mcp) => registerConsumerTool(mcp, name, config, handler, this.options.consumer));
+    return this.configure((mcp) => registerConsumerTool(mcp, name, config, handler, this.#options.consumer));
   }
 
   /** Applies `install` to `.mcp` now and to every McpServer made for HTTP requests later. */
   configure(install: Installer): this {
     install(this.mcp);
-    this.installers.push(install);
+    this.#installers.push(install);
     return this;
   }
 
   /** A fresh McpServer carrying every registration so far. */
   createMcpServer(): McpServer {
-    const mcp = this.newMcpServer();
-    for (const install of this.installers) install(mcp);
+    const mcp = this.#newMcpServer();
+    for (const install of this.#installers) install(mcp);
     return mcp;
   }
 
   /** The presigned URL of a cached body. */
   resourceUrlFor(token: string): string {
-    if (this.baseUrl === undefined) throw new S2SPError('S2SP_ERR_DATA_PLANE_DOWN');
-    return `${this.baseUrl}/s2sp/data/${token}`;
+    if (this.#baseUrl === undefined) throw new S2SPError('S2SP_ERR_DATA_PLANE_DOWN');
+    return resourceUrlOf(this.#baseUrl, token);
   }
 
   /** The fastify app once listening (to add routes or hooks before `listen`, mount the plugins on your own app). */
   get http(): FastifyInstance | undefined {
-    return this.app;
+    return this.#app;
   }
 
   /**
-   * Starts the HTTP server: the data plane, and MCP at `mcpPath` if given.
+   * Starts the HTTP server: the data plane (when this server has a store:
+   * resource tools, or one passed in), and MCP at `mcpPath` if given.
    * @returns the URL it listens on
    */
   async listen(options: ListenOptions = {}): Promise<string> {
-    if (this.app !== undefined) throw new Error('S2SPServer is already listening');
-    const app = Fastify({ logger: redactingLogger(this.options.logger ?? false) });
+    if (this.#app !== undefined) throw new Error('S2SPServer is already listening');
+    const app = Fastify({ logger: redactingLogger(this.#options.logger ?? false) });
     // fastify's default 404 logs "Route POST:<url> not found": a mistyped
     // resource_url would put its token in the log.
-    app.setNotFoundHandler((_request, reply) => reply.code(404).send(new S2SPError('S2SP_ERR_ROUTE_NOT_FOUND').toJSON()));
-    await app.register(s2spDataPlane, { store: this.store, bodyLimit: this.options.requestBodyLimit, workers: this.options.workers });
+    app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorDocumentOf(new S2SPError('S2SP_ERR_ROUTE_NOT_FOUND'))));
+    if (this.#store !== undefined) {
+      await app.register(s2spDataPlane, { store: this.#store, bodyLimit: this.#options.requestBodyLimit, workers: this.#options.workers });
+    }
     if (options.mcpPath !== undefined) {
       await app.register(mcpHttpPlugin, { path: options.mcpPath, createServer: () => this.createMcpServer() });
     }
-    await app.listen({ host: this.options.host ?? '127.0.0.1', port: this.options.port ?? 0 });
-    this.app = app;
+    await app.listen({ host: this.#options.host ?? '127.0.0.1', port: this.#options.port ?? 0 });
+    this.#app = app;
     const address = app.server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;
-    this.baseUrl ??= url;
+    this.#baseUrl ??= url;
     return url;
   }
 
@@ -162,20 +177,20 @@ export class S2SPServer {
    * first unless `dataPlane` is false (a server with only consumer tools).
    */
   async serveStdio(options: { dataPlane?: boolean } = {}): Promise<void> {
-    if (options.dataPlane !== false && this.app === undefined) await this.listen();
+    if (options.dataPlane !== false && this.#app === undefined) await this.listen();
     await this.connect(new StdioServerTransport());
   }
 
   /** Stops the HTTP server and the MCP server, and empties the store. */
   async close(): Promise<void> {
-    await this.app?.close();
-    this.app = undefined;
+    await this.#app?.close();
+    this.#app = undefined;
     await this.mcp.close();
-    await this.store.close();
+    await this.#store?.close();
   }
 
-  private newMcpServer(): McpServer {
-    const { name, version = '0.0.0', instructions } = this.options;
+  #newMcpServer(): McpServer {
+    const { name, version = '0.0.0', instructions } = this.#options;
     return new McpServer({ name, version }, instructions === undefined ? undefined : { instructions });
   }
 }

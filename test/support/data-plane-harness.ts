@@ -11,13 +11,13 @@ import type { TestContext } from 'node:test';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { BodyStore } from '../../src/cache/body-store.js';
-import { tableFromSharedIpc } from '../../src/cache/ipc-body.js';
+import { tableFromSharedIpc } from '../../src/ipc/shared-body.js';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane, type DataPlaneOptions } from '../../src/data/data-plane-plugin.js';
 import { isS2SPError } from '../../src/errors.js';
 import { encodeChunk } from '../../src/table/chunk-encoding.js';
-import { concatParts } from '../../src/table/ipc-message.js';
-import { lz4Codec } from '../../src/table/lz4-codec.js';
+import { concatParts } from '../../src/ipc/message-writer.js';
+import { lz4Codec } from '../../src/ipc/lz4-codec.js';
 import { projectColumns } from '../../src/table/select.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import type { EncodeTask } from '../../src/worker/encode-task.js';
@@ -183,7 +183,7 @@ export function createSpyPool(
   return pool;
 }
 
-export { waitUntilIdle } from '../support/wait-until-idle.js';
+export { waitUntilIdle } from './wait-until-idle.js';
 
 /** Rows with ints, floats, Int64 epoch ms, unicode strings with nulls, booleans and nested values (a JSON-text column). */
 export function mixedRows(n: number): Record<string, unknown>[] {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import Fastify from 'fastify';
 import { MemoryStore } from '../../src/cache/memory-store.js';
-import { mintToken } from '../../src/cache/token.js';
+import { mintToken } from '../../src/protocol/token.js';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { S2SPServer } from '../../src/control/s2sp-server.js';
+import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { connectInMemory } from '../support/in-memory-client.js';
 import { expectConsumed } from '../support/expect-consumed.js';
 

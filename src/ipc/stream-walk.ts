@@ -16,11 +16,23 @@
  * comes from the flatbuffer (`Message.bodyLength`). All integers little-endian.
  */
 import { CompressionType, Message, MessageHeader, type Schema } from 'apache-arrow';
-import { S2SPError } from '../errors.js';
-import { responseInvalid } from './http-failure.js';
+import { CONTINUATION } from '../protocol/arrow-framing.js';
 
-/** The continuation marker that opens every message since Arrow 0.15. */
-const CONTINUATION = -1;
+/**
+ * Why a stream is not whole. `truncated`: it stops early (mid-message or on
+ * a message boundary without the end marker); `malformed`: it is not an
+ * Arrow IPC stream, or has bytes after its end. Callers map it to their own
+ * error (a consumer's invalid response, the CLI's unreadable input).
+ */
+export class IpcStreamError extends Error {
+  readonly kind: 'truncated' | 'malformed';
+
+  constructor(kind: 'truncated' | 'malformed', message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'IpcStreamError';
+    this.kind = kind;
+  }
+}
 
 /** What the walk learned about a complete stream. */
 export interface StreamOutline {
@@ -41,7 +53,7 @@ export interface StreamOutline {
  *
  * @param bytes the complete response body
  * @returns the schema, batch count, declared rows and codecs of the stream
- * @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID` when the stream is cut short
+ * @throws IpcStreamError when the stream is cut short
  *   (mid-message or at a message boundary), has bytes after its end marker, or is
  *   not an Arrow IPC stream at all
  */
@@ -127,10 +139,10 @@ function noteMessage(message: Message, index: number, outline: Tally): void {
   throw notArrow(`message ${index} is a ${MessageHeader[type] ?? `type ${type}`} message where a batch belongs`);
 }
 
-function cutShort(detail: string): S2SPError {
-  return responseInvalid(`the transfer was cut short: the Arrow stream ${detail}; none of its rows are used`);
+function cutShort(detail: string): IpcStreamError {
+  return new IpcStreamError('truncated', `the Arrow stream ${detail}`);
 }
 
-function notArrow(detail: string, cause?: unknown): S2SPError {
-  return responseInvalid(`it is not a complete Arrow IPC stream: ${detail}`, cause);
+function notArrow(detail: string, cause?: unknown): IpcStreamError {
+  return new IpcStreamError('malformed', `it is not a complete Arrow IPC stream: ${detail}`, cause === undefined ? undefined : { cause });
 }

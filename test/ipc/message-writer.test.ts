@@ -3,20 +3,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Binary, Int32, Table, Utf8, tableFromIPC, vectorFromArray, type RecordBatch } from 'apache-arrow';
 import { CompressionType } from 'apache-arrow/fb/compression-type';
-import {
-  END_OF_STREAM,
-  concatParts,
-  partsLength,
-  recordBatchMessage,
-  schemaMessage,
-  type BufferCompressor,
-} from '../../src/table/ipc-message.js';
-import { lz4Available, lz4Codec, registerLz4Decoder } from '../../src/table/lz4-codec.js';
+import { concatParts, partsLength, recordBatchMessage, schemaMessage, type BufferCompressor } from '../../src/ipc/message-writer.js';
+import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
+import { lz4Available, lz4Codec, registerLz4Decoder } from '../../src/ipc/lz4-codec.js';
 import { takeRows } from '../../src/table/take-rows.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
-import { allTypes, exactCells } from './all-types-table.js';
-import { batchHeader, bodyBuffers, walk } from './ipc-stream-walker.js';
+import { allTypes, exactCells } from '../support/all-types-table.js';
+import { batchHeader, bodyBuffers, walk } from '../support/ipc-stream-walker.js';
 
 const NEEDS_LZ4 = { skip: lz4Available() ? false : 'lz4-napi has no binary for this platform' };
 

@@ -17,7 +17,7 @@ import {
   tableToIPC,
   vectorFromArray,
 } from 'apache-arrow';
-import { lz4Available } from '../../src/table/lz4-codec.js';
+import { lz4Available } from '../../src/ipc/lz4-codec.js';
 
 /** The Arrow stream media type. */
 export const ARROW_STREAM = 'application/vnd.apache.arrow.stream';

@@ -22,8 +22,6 @@ import {
 } from 'apache-arrow/ipc/metadata/message';
 import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler';
 
-/** The end-of-stream marker: continuation, then a zero metadata length. */
-export const END_OF_STREAM = Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0);
 
 /** Compresses one body buffer (an LZ4 frame). */
 export type BufferCompressor = (bytes: Uint8Array) => Uint8Array;
