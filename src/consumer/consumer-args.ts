@@ -5,7 +5,7 @@
  * parameter is wrong and how to fix it, since the reader is an LLM.
  */
 import { S2SPError } from '../errors.js';
-import { MAX_ROW_ID, ROW_ID, isRowId } from '../protocol/row-id.js';
+import { ROW_ID, isRowId } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 
 /** The consumer tool's arguments, exactly as the agent sends them. */

@@ -10,7 +10,7 @@
  */
 import type { Table } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
-import { MAX_ROW_ID, ROW_ID, isRowId } from '../protocol/row-id.js';
+import { ROW_ID, isRowId } from '../protocol/row-id.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { responseInvalid as invalid } from './http-failure.js';
 

@@ -4,7 +4,7 @@
  * handler returns rows or an Arrow Table, and the wrapper answers plain MCP,
  * or an envelope with the body cached (async) or inline (sync).
  */
-import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { Table } from 'apache-arrow';
 import { z, type ZodRawShape } from 'zod';
@@ -99,7 +99,7 @@ export function registerResourceTool<Shape extends ZodRawShape>(
       if (isS2SPError(error)) return errorToolResult(error);
       throw error;
     }
-  }) as never);
+  }) as ToolCallback<typeof inputSchema>);
 }
 
 /** Plain MCP (no `abstract_domains`): the rows exactly as the handler returned them. */

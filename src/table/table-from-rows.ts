@@ -22,6 +22,7 @@ import {
   makeData,
   type Data,
 } from 'apache-arrow';
+import type { DataProps } from 'apache-arrow/data';
 import { S2SPError } from '../errors.js';
 import { ColumnKind, ColumnObserver } from './column-kind.js';
 import { jsonField } from './json-column.js';
@@ -175,7 +176,8 @@ function numeric(
     if (validity) validity[i >> 3] |= 1 << (i & 7);
     values[i] = v as number;
   }
-  const data = makeData({ type, length: n, nullCount, nullBitmap: validity, data: values } as never) as Data;
+  const props = { type, length: n, nullCount, nullBitmap: validity, data: values };
+  const data: Data = type instanceof Int32 ? makeData(props as DataProps<Int32>) : makeData(props as DataProps<Float64>);
   return { field: new Field(name, type, true), data };
 }
 
