@@ -28,6 +28,7 @@ export { mcpHttpPlugin, type McpHttpOptions } from './server/mcp-http-plugin.js'
 
 // Data plane
 export { s2spDataPlane, DEFAULT_REQUEST_BODY_LIMIT, type DataPlaneOptions } from './data/data-plane-plugin.js';
+export { createDataPlane, type CreateDataPlaneOptions, type DataPlane } from './data/data-plane-handle.js';
 export { ARROW_STREAM_TYPE, JSON_TYPE } from './protocol/media-types.js';
 export { DEFAULT_INLINE_CELL_LIMIT } from './data/body-stream.js';
 

@@ -50,6 +50,8 @@ export interface StoreStats {
 
 /** A cache of bodies keyed by single-use tokens. */
 export interface BodyStore {
+  /** Default time to live of an entry in ms, if the store has one (tool descriptions tell the LLM). */
+  readonly ttlMs?: number;
   /**
    * Caches a table (which must already start with `_row_id`).
    * @throws S2SPError `S2SP_ERR_CACHE_FULL` when it does not fit the byte budget

@@ -8,7 +8,6 @@
  * tools, resources and prompts with `configure` to have them on every
  * transport (`.mcp` itself is the instance stdio and in-memory transports use).
  */
-import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -18,7 +17,8 @@ import type { BodyStore } from '../cache/body-store.js';
 import type { FullGc } from '../cache/gc-nudge.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { ResolveOptions } from '../consumer/resolve.js';
-import { s2spDataPlane, type DataPlaneOptions } from '../data/data-plane-plugin.js';
+import type { DataPlaneOptions } from '../data/data-plane-plugin.js';
+import { createDataPlane, listeningOrigin, type DataPlane } from '../data/data-plane-handle.js';
 import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
 import { S2SPError } from '../errors.js';
 import { resourceUrlOf } from '../protocol/data-path.js';
@@ -47,8 +47,17 @@ export interface S2SPServerOptions {
   /** Port of the HTTP server (default 0: any free port). */
   port?: number;
   /**
-   * Base URL clients reach the data plane at, for proxies and containers
-   * (default: `http://<host>:<port>` of the listening server).
+   * A fastify app of your own to mount the data plane (and MCP, with
+   * `mcpPath`) on, instead of one this server makes. `mount()` registers the
+   * plugins on it (before it is ready); you listen and close it.
+   */
+  app?: FastifyInstance;
+  /** Prefix the data plane is mounted under on the app, e.g. `/internal` (default: none). */
+  prefix?: string;
+  /**
+   * Base URL clients reach the app at, for proxies and containers; the
+   * data plane's prefix is appended (default: `http://<host>:<port>` of the
+   * listening server).
    */
   publicUrl?: string;
   /** Abstract rows per envelope (default 1,000). */
@@ -63,7 +72,7 @@ export interface S2SPServerOptions {
   logger?: FastifyServerOptions['logger'];
 }
 
-/** Options of {@link S2SPServer.listen}. */
+/** Options of {@link S2SPServer.listen} and {@link S2SPServer.mount}. */
 export interface ListenOptions {
   /** Also serve MCP over Streamable HTTP at this path (e.g. `/mcp`); default: data plane only. */
   mcpPath?: string;
@@ -78,14 +87,18 @@ export class S2SPServer {
   readonly #options: S2SPServerOptions;
   readonly #installers: Installer[] = [];
   #store?: BodyStore;
+  /** The app the plugins go on: the one passed in, or `#ownApp`. */
   #app?: FastifyInstance;
-  #baseUrl?: string;
+  /** The app this server made, listens on and closes. */
+  #ownApp?: FastifyInstance;
+  #plane?: DataPlane;
+  #mounted = false;
 
   constructor(options: S2SPServerOptions) {
     this.#options = options;
     this.#store = options.store;
+    this.#app = options.app;
     this.mcp = this.#newMcpServer();
-    if (options.publicUrl !== undefined) this.#baseUrl = trimSlash(options.publicUrl);
   }
 
   /**
@@ -103,10 +116,12 @@ export class S2SPServer {
 
   /** Registers a resource tool (SPEC 2.1): the handler returns rows or an Arrow Table. */
   resourceTool<Shape extends ZodRawShape>(name: string, config: ToolConfig<Shape>, handler: ResourceToolHandler<Shape>): this {
+    const store = this.store;
     const context = {
-      store: this.store,
+      store,
       resourceUrlFor: (token: string) => this.resourceUrlFor(token),
       abstractRowLimit: this.#options.abstractRowLimit,
+      ttlMs: this.#options.ttlSeconds === undefined ? store.ttlMs : this.#options.ttlSeconds * 1000,
     };
     return this.configure((mcp) => registerResourceTool(mcp, name, config, handler, context));
   }
@@ -130,41 +145,59 @@ export class S2SPServer {
     return mcp;
   }
 
-  /** The presigned URL of a cached body. */
+  /**
+   * The presigned URL of a cached body: the data plane builds it from its
+   * mount prefix and `publicUrl` (or the app's listening address).
+   * @throws S2SPError `S2SP_ERR_DATA_PLANE_DOWN` when no data plane is reachable yet
+   */
   resourceUrlFor(token: string): string {
-    if (this.#baseUrl === undefined) throw new S2SPError('S2SP_ERR_DATA_PLANE_DOWN');
-    return resourceUrlOf(this.#baseUrl, token);
+    if (this.#plane !== undefined) return this.#plane.resourceUrlFor(token);
+    const { publicUrl, prefix = '' } = this.#options;
+    if (publicUrl === undefined) throw new S2SPError('S2SP_ERR_DATA_PLANE_DOWN');
+    return resourceUrlOf(`${publicUrl.replace(/\/+$/, '')}${prefix}`, token);
   }
 
-  /** The fastify app once listening (to add routes or hooks before `listen`, mount the plugins on your own app). */
+  /** The fastify app: the one passed as `app`, or this server's own once mounted. */
   get http(): FastifyInstance | undefined {
     return this.#app;
   }
 
   /**
-   * Starts the HTTP server: the data plane (when this server has a store:
-   * resource tools, or one passed in), and MCP at `mcpPath` if given.
-   * @returns the URL it listens on
+   * Registers the plugins without listening: the data plane (when this
+   * server has a store: resource tools, or one passed in) under `prefix`,
+   * and MCP at `mcpPath` if given. On an app passed as `app`, call it before
+   * that app is ready; `listen` calls it when needed.
    */
-  async listen(options: ListenOptions = {}): Promise<string> {
-    if (this.#app !== undefined) throw new Error('S2SPServer is already listening');
-    const app = Fastify({ logger: redactingLogger(this.#options.logger ?? false) });
-    // fastify's default 404 logs "Route POST:<url> not found": a mistyped
-    // resource_url would put its token in the log.
-    app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorDocumentOf(new S2SPError('S2SP_ERR_ROUTE_NOT_FOUND'))));
+  async mount(options: ListenOptions = {}): Promise<void> {
+    if (this.#mounted) throw new Error('S2SPServer is already mounted');
+    this.#mounted = true;
+    const app = (this.#app ??= this.#newApp());
     if (this.#store !== undefined) {
-      await app.register(s2spDataPlane, { store: this.#store, bodyLimit: this.#options.requestBodyLimit, workers: this.#options.workers });
+      const plane = createDataPlane({
+        store: this.#store,
+        publicUrl: this.#options.publicUrl,
+        bodyLimit: this.#options.requestBodyLimit,
+        workers: this.#options.workers,
+      });
+      await app.register(plane.plugin, { prefix: this.#options.prefix ?? '' });
+      this.#plane = plane;
     }
     if (options.mcpPath !== undefined) {
       await app.register(mcpHttpPlugin, { path: options.mcpPath, createServer: () => this.createMcpServer() });
     }
-    await app.listen({ host: this.#options.host ?? '127.0.0.1', port: this.#options.port ?? 0 });
-    this.#app = app;
-    const address = app.server.address() as AddressInfo;
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    const url = `http://${host}:${address.port}`;
-    this.#baseUrl ??= url;
-    return url;
+  }
+
+  /**
+   * Starts the HTTP server, mounting first unless `mount` was called.
+   * An app passed as `app` that is already listening is left as it is.
+   * @returns the URL the app listens on
+   */
+  async listen(options: ListenOptions = {}): Promise<string> {
+    if (this.#ownApp?.server.listening === true) throw new Error('S2SPServer is already listening');
+    if (!this.#mounted) await this.mount(options);
+    const app = this.#app as FastifyInstance;
+    if (!app.server.listening) await app.listen({ host: this.#options.host ?? '127.0.0.1', port: this.#options.port ?? 0 });
+    return listeningOrigin(app) as string;
   }
 
   /** Connects `.mcp` to a transport (stdio, in-memory...). */
@@ -181,12 +214,25 @@ export class S2SPServer {
     await this.connect(new StdioServerTransport());
   }
 
-  /** Stops the HTTP server and the MCP server, and empties the store. */
+  /** Stops the HTTP server (unless it is an app passed as `app`) and the MCP server, and empties the store. */
   async close(): Promise<void> {
-    await this.#app?.close();
-    this.#app = undefined;
+    if (this.#ownApp !== undefined) {
+      await this.#ownApp.close();
+      // A closed app takes no plugins: the next listen starts afresh.
+      this.#ownApp = this.#app = this.#plane = undefined;
+      this.#mounted = false;
+    }
     await this.mcp.close();
     await this.#store?.close();
+  }
+
+  #newApp(): FastifyInstance {
+    const app = Fastify({ logger: redactingLogger(this.#options.logger ?? false) });
+    // fastify's default 404 logs "Route POST:<url> not found": a mistyped
+    // resource_url would put its token in the log.
+    app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorDocumentOf(new S2SPError('S2SP_ERR_ROUTE_NOT_FOUND'))));
+    this.#ownApp = app;
+    return app;
   }
 
   #newMcpServer(): McpServer {
@@ -200,8 +246,4 @@ function redactingLogger(logger: FastifyServerOptions['logger']): FastifyServerO
   if (logger === false || logger === undefined) return false;
   const base = logger === true ? {} : logger;
   return { ...base, serializers: { ...base.serializers, req: dataPlaneLogSerializers.req } };
-}
-
-function trimSlash(url: string): string {
-  return url.replace(/\/+$/, '');
 }
