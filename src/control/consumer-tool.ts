@@ -7,7 +7,7 @@
 import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Table } from 'apache-arrow';
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import type { ConsumerArgs } from '../consumer/consumer-args.js';
 import { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from '../consumer/resolve.js';
 import { isS2SPError } from '../errors.js';

@@ -19,11 +19,13 @@ export interface Envelope {
   abstract: Row[];
   abstract_truncated?: true;
   resource_url?: string;
+  /** When `resource_url` stops working, ISO 8601 (async only). */
+  expires_at?: string;
   body?: Row[];
 }
 
-/** Where the body goes: cached behind a URL (async) or inline (sync). */
-export type BodyPlacement = { mode: 'async'; resourceUrl: string } | { mode: 'sync' };
+/** Where the body goes: cached behind a URL until `expiresAt` (epoch ms; async) or inline (sync). */
+export type BodyPlacement = { mode: 'async'; resourceUrl: string; expiresAt: number } | { mode: 'sync' };
 
 /** The data columns of a body table (every column but `_row_id`), in order. */
 export function dataColumns(table: Table): string[] {
@@ -54,7 +56,9 @@ export function buildEnvelope(
     abstract: rowsFromTable(projectColumns(head, domains)),
   };
   if (truncated) envelope.abstract_truncated = true;
-  if (placement.mode === 'async') envelope.resource_url = placement.resourceUrl;
-  else envelope.body = rowsFromTable(projectColumns(table, bodyDomains.length > 0 ? bodyDomains : [ROW_ID]));
+  if (placement.mode === 'async') {
+    envelope.resource_url = placement.resourceUrl;
+    envelope.expires_at = new Date(placement.expiresAt).toISOString();
+  } else envelope.body = rowsFromTable(projectColumns(table, bodyDomains.length > 0 ? bodyDomains : [ROW_ID]));
   return envelope;
 }

@@ -4,36 +4,40 @@
  * handler returns rows or an Arrow Table, and the wrapper answers plain MCP,
  * or an envelope with the body cached (async) or inline (sync).
  */
-import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { Table } from 'apache-arrow';
-import { z, type ZodRawShape } from 'zod';
 import type { BodyStore } from '../cache/body-store.js';
 import { S2SPError, isS2SPError } from '../errors.js';
 import { withRowIds } from '../table/row-id.js';
 import { rowsFromTable } from '../table/rows-from-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
-import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns } from './envelope.js';
-import { errorToolResult, jsonToolResult } from './tool-results.js';
+import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, type Envelope } from './envelope.js';
+import { RESOURCE_TOOL_OUTPUT_SCHEMA } from './envelope-schema.js';
+import { errorToolResult, structuredToolResult } from './tool-results.js';
+import { ZOD_FLAVOURS, flavourOf, type ZodFlavour } from './zod-flavour.js';
 
 /** What a resource tool handler returns: rows (plain objects) or an Arrow Table. */
 export type TableResult = readonly Record<string, unknown>[] | Table;
 
 /** The handler's extra argument, as the MCP SDK passes it. */
-export type ToolExtra = Parameters<Parameters<McpServer['registerTool']>[2]>[1];
+export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** A resource tool handler: the tool's own arguments in, a table out. */
-export type ResourceToolHandler<Shape extends ZodRawShape> = (
-  args: z.objectOutputType<Shape, z.ZodTypeAny>,
+/** A resource tool handler: the tool's own arguments (parsed by its zod 3 or zod 4 shape) in, a table out. */
+export type ResourceToolHandler<Shape extends ZodRawShapeCompat> = (
+  args: ShapeOutput<Shape>,
   extra: ToolExtra,
 ) => TableResult | Promise<TableResult>;
 
 /** Tool metadata, as `McpServer.registerTool` takes it. */
-export interface ToolConfig<Shape extends ZodRawShape> {
+export interface ToolConfig<Shape extends ZodRawShapeCompat> {
   title?: string;
+  /** What the tool does; a sentence on how long a resource_url lives is appended. */
   description?: string;
-  /** The tool's own parameters; `abstract_domains` and `mode` are added. */
+  /** The tool's own parameters, a zod 3 or zod 4 raw shape; `abstract_domains` and `mode` are added. */
   inputSchema?: Shape;
   annotations?: ToolAnnotations;
   _meta?: Record<string, unknown>;
@@ -47,66 +51,108 @@ export interface ResourceToolContext {
   resourceUrlFor(token: string): string;
   /** Abstract rows per envelope (default 1,000). */
   abstractRowLimit?: number;
+  /** How long a cached body lives in ms, told to the LLM in the tool description (default: the store's `ttlMs`). */
+  ttlMs?: number;
 }
 
-const ADDED_PARAMS = {
-  abstract_domains: z
-    .string()
-    .optional()
-    .describe(
-      'S2SP: comma-separated columns (or a JSON array string) to return to you; the other columns stay on the server ' +
-        'behind resource_url. Omit for the full table.',
-    ),
-  mode: z
-    .enum(['async', 'sync'])
-    .optional()
-    .describe('S2SP: "async" (default) caches the body behind resource_url; "sync" returns it inline for your SDK.'),
+const DOMAINS_TEXT =
+  'S2SP: comma-separated columns (or a JSON array string) to return to you; the other columns stay on the server ' +
+  'behind resource_url. Omit for the full table.';
+const MODE_TEXT = 'S2SP: "async" (default) caches the body behind resource_url; "sync" returns it inline for your SDK.';
+const MODES = ['async', 'sync'] as const;
+
+/** The parameters S2SP adds to a tool's own, in each zod flavour (the SDK refuses a shape that mixes them). */
+const ADDED_PARAMS: Record<ZodFlavour, ZodRawShapeCompat> = {
+  v3: {
+    abstract_domains: ZOD_FLAVOURS.v3.string().optional().describe(DOMAINS_TEXT),
+    mode: ZOD_FLAVOURS.v3.enum(MODES).optional().describe(MODE_TEXT),
+  },
+  v4: {
+    abstract_domains: ZOD_FLAVOURS.v4.string().optional().describe(DOMAINS_TEXT),
+    mode: ZOD_FLAVOURS.v4.enum(MODES).optional().describe(MODE_TEXT),
+  },
 };
 
 /**
- * Registers a resource tool on `mcp`.
+ * Registers a resource tool on `mcp`. The tool declares an `outputSchema`
+ * and answers with `structuredContent` as well as the text block (SPEC 2.1).
+ * @param context where bodies go: a store and its resource_urls (a `createDataPlane` handle fits)
  * @throws Error when the tool's own schema already defines `abstract_domains` or `mode`
  */
-export function registerResourceTool<Shape extends ZodRawShape>(
+export function registerResourceTool<Shape extends ZodRawShapeCompat>(
   mcp: McpServer,
   name: string,
   config: ToolConfig<Shape>,
   handler: ResourceToolHandler<Shape>,
   context: ResourceToolContext,
 ): RegisteredTool {
-  const own = config.inputSchema ?? ({} as Shape);
-  for (const key of Object.keys(ADDED_PARAMS)) {
+  const own: ZodRawShapeCompat = config.inputSchema ?? {};
+  const added = ADDED_PARAMS[flavourOf(own)];
+  for (const key of Object.keys(added)) {
     if (key in own) throw new Error(`resource tool ${name}: its input schema must not define "${key}" (S2SP adds it)`);
   }
-  const inputSchema = { ...own, ...ADDED_PARAMS };
+  const inputSchema: ZodRawShapeCompat = { ...own, ...added };
   const limit = context.abstractRowLimit ?? DEFAULT_ABSTRACT_ROW_LIMIT;
-  return mcp.registerTool(name, { ...config, inputSchema }, (async (args: Record<string, unknown>, extra: ToolExtra) => {
+  const description = withLifetime(config.description, context.ttlMs ?? context.store.ttlMs);
+  const callback = async (args: Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult> => {
     const { abstract_domains: domainsText, mode, ...toolArgs } = args as {
       abstract_domains?: string;
       mode?: 'async' | 'sync';
     } & Record<string, unknown>;
     try {
       const domains = parseAbstractDomains(domainsText);
-      const result = await handler(toolArgs as z.objectOutputType<Shape, z.ZodTypeAny>, extra);
+      const result = await handler(toolArgs as ShapeOutput<Shape>, extra);
       if (domains === undefined) return plainResult(result);
       const table = bodyTableFrom(result);
       checkDomainsExist(domains, dataColumns(table));
-      if (mode === 'sync') return jsonToolResult(buildEnvelope(table, domains, { mode: 'sync' }, limit));
-      const { token } = await context.store.put(table);
+      if (mode === 'sync') return envelopeResult(buildEnvelope(table, domains, { mode: 'sync' }, limit));
+      const { token, expiresAt } = await context.store.put(table);
       const resourceUrl = context.resourceUrlFor(token);
-      return jsonToolResult(buildEnvelope(table, domains, { mode: 'async', resourceUrl }, limit));
+      return envelopeResult(buildEnvelope(table, domains, { mode: 'async', resourceUrl, expiresAt }, limit));
     } catch (error) {
       if (isS2SPError(error)) return errorToolResult(error);
       throw error;
     }
-  }) as ToolCallback<typeof inputSchema>);
+  };
+  // The SDK types its callback by the shape it was given; ours is built at run time in either zod flavour.
+  const register = mcp.registerTool.bind(mcp) as (
+    name: string,
+    config: ToolConfig<ZodRawShapeCompat> & { outputSchema: typeof RESOURCE_TOOL_OUTPUT_SCHEMA },
+    callback: (args: Record<string, unknown>, extra: ToolExtra) => Promise<CallToolResult>,
+  ) => RegisteredTool;
+  return register(name, { ...config, description, inputSchema, outputSchema: RESOURCE_TOOL_OUTPUT_SCHEMA }, callback);
 }
 
-/** Plain MCP (no `abstract_domains`): the rows exactly as the handler returned them. */
+/** The tool's description, then how long a resource_url lives (the MCP guidance for handles). */
+function withLifetime(description: string | undefined, ttlMs: number | undefined): string {
+  const lifetime = ttlMs === undefined ? 'until its expires_at' : `${durationText(ttlMs)} (until its expires_at)`;
+  const note =
+    `S2SP: with abstract_domains, the columns you did not ask for stay on the server behind resource_url, ` +
+    `which serves one fetch and lives ${lifetime}; call this tool again for a fresh one.`;
+  return description === undefined || description === '' ? note : `${description}\n\n${note}`;
+}
+
+/** 600000 -> "10 minutes", 90000 -> "90 seconds". */
+function durationText(ms: number): string {
+  if (ms % 3_600_000 === 0) return plural(ms / 3_600_000, 'hour');
+  if (ms % 60_000 === 0) return plural(ms / 60_000, 'minute');
+  return plural(Math.max(1, Math.round(ms / 1000)), 'second');
+}
+
+function plural(n: number, unit: string): string {
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
+/** An envelope as text (what the Python reference's consumers read) and as structuredContent. */
+function envelopeResult(envelope: Envelope): CallToolResult {
+  return structuredToolResult(envelope as unknown as Record<string, unknown>);
+}
+
+/** Plain MCP (no `abstract_domains`): the rows exactly as the handler returned them; `{rows}` as structuredContent. */
 function plainResult(result: TableResult): CallToolResult {
-  if (Array.isArray(result)) return jsonToolResult(result);
-  if (isArrowTable(result)) return jsonToolResult(rowsFromTable(result));
-  throw new S2SPError('S2SP_ERR_TABLE_INVALID');
+  const rows = Array.isArray(result) ? result : isArrowTable(result) ? rowsFromTable(result) : undefined;
+  if (rows === undefined) throw new S2SPError('S2SP_ERR_TABLE_INVALID');
+  return structuredToolResult({ rows }, rows);
 }
 
 /** The handler's result as a body table with `_row_id` first. */

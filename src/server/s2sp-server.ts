@@ -12,7 +12,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { ZodRawShape } from 'zod';
+import type { ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { BodyStore } from '../cache/body-store.js';
 import type { FullGc } from '../cache/gc-nudge.js';
 import { MemoryStore } from '../cache/memory-store.js';
@@ -115,7 +115,7 @@ export class S2SPServer {
   }
 
   /** Registers a resource tool (SPEC 2.1): the handler returns rows or an Arrow Table. */
-  resourceTool<Shape extends ZodRawShape>(name: string, config: ToolConfig<Shape>, handler: ResourceToolHandler<Shape>): this {
+  resourceTool<Shape extends ZodRawShapeCompat>(name: string, config: ToolConfig<Shape>, handler: ResourceToolHandler<Shape>): this {
     const store = this.store;
     const context = {
       store,

@@ -60,7 +60,7 @@ test('async: compact envelope with abstract rows, _row_id first, and a fetchable
   const raw = text(await call(client, 'quakes', { abstract_domains: 'mag,place' }));
   assert.ok(!raw.includes('\n') && !raw.includes(': '), 'compact JSON');
   const envelope = JSON.parse(raw);
-  assert.deepEqual(Object.keys(envelope), ['total_rows', 'columns', 'abstract_domains', 'body_domains', 'abstract', 'resource_url']);
+  assert.deepEqual(Object.keys(envelope), ['total_rows', 'columns', 'abstract_domains', 'body_domains', 'abstract', 'resource_url', 'expires_at']);
   assert.equal(envelope.total_rows, 3);
   assert.deepEqual(envelope.columns, ['mag', 'place', 'time', 'depth', 'tags', 'extra']);
   assert.deepEqual(envelope.body_domains, ['time', 'depth', 'tags', 'extra']);
