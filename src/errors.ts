@@ -47,6 +47,7 @@ export const ERRORS = {
 
   // CLI
   S2SP_ERR_INPUT_UNREADABLE: { status: 400, message: 'the input file could not be read as a table' },
+  S2SP_ERR_CLI_PACKAGE_MISSING: { status: 500, message: 'an optional package this command needs is not installed' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 /** A stable error code, `S2SP_ERR_<AREA>_<WHAT>`. */

@@ -15,6 +15,8 @@ const USAGE = `Usage:
                     [--public-url URL] [--ttl SECONDS] [--tool NAME] [--abstract-limit N]
       Serve a table (JSON array, GeoJSON FeatureCollection, CSV, Arrow IPC) as the
       resource tool read_table. Default FILE: the bundled USGS earthquakes feed.
+      Optional packages, loaded when needed: vega-datasets (the bundled feed),
+      parquet-wasm (Parquet files), gpt-tokenizer (demo token counts).
   s2sp consumer [--transport stdio|http] [--host H] [--port P]
                 [--allow-origin URL]... [--max-body-bytes N]
       Serve the consumer tool summarize_rows.
