@@ -4,6 +4,7 @@
  * in-memory one without changing its callers.
  */
 import type { Table } from 'apache-arrow';
+import type { BatchStream } from '../table/batch-stream.js';
 
 /** One cached body: the Arrow table (with `_row_id` first) and its IPC bytes. */
 export interface CachedBody {
@@ -25,6 +26,11 @@ export interface PutResult {
   readonly token: string;
   /** Epoch milliseconds after which the entry is gone. */
   readonly expiresAt: number;
+}
+
+/** What `putBatches` returns: the put, and the body as cached (mapped over the cached bytes, no copy). */
+export interface StreamedPutResult extends PutResult {
+  readonly table: Table;
 }
 
 /**
@@ -57,6 +63,13 @@ export interface BodyStore {
    * @throws S2SPError `S2SP_ERR_CACHE_FULL` when it does not fit the byte budget
    */
   put(table: Table, options?: { ttlMs?: number }): Promise<PutResult>;
+  /**
+   * Caches batches as they arrive (each must already start with `_row_id`),
+   * never holding them all at once besides the cached copy. Optional: without
+   * it, resource tools gather streamed batches into a Table and call `put`.
+   * @throws S2SPError `S2SP_ERR_CACHE_FULL` as soon as the body outgrows the budget
+   */
+  putBatches?(batches: BatchStream, options?: { ttlMs?: number }): Promise<StreamedPutResult>;
   /**
    * Takes the entry for one transfer.
    * @throws S2SPError `S2SP_ERR_TOKEN_NOT_FOUND` (unknown, expired, consumed) or `S2SP_ERR_TOKEN_IN_FLIGHT`

@@ -10,8 +10,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
-import type { BodyLease, BodyStore, CachedBody, PutResult, StoreStats } from './body-store.js';
-import { sharedIpcFromTable, tableFromSharedIpc } from '../ipc/shared-body.js';
+import type { BatchStream } from '../table/batch-stream.js';
+import type { BodyLease, BodyStore, CachedBody, PutResult, StoreStats, StreamedPutResult } from './body-store.js';
+import { sharedIpcFromBatches, sharedIpcFromTable, tableFromSharedIpc } from '../ipc/shared-body.js';
 import type { FullGc } from './gc-nudge.js';
 import { SharedMemoryPool } from './shared-memory-pool.js';
 import { mintToken } from '../protocol/token.js';
@@ -20,6 +21,8 @@ import { mintToken } from '../protocol/token.js';
 export const DEFAULT_TTL_MS = 10 * 60 * 1000;
 /** Default byte budget of a MemoryStore: 1 GiB. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024 * 1024;
+/** Streamed bodies up to this size are copied into a buffer of their own size once complete. */
+const COMPACT_STREAMED_MAX = 16 * 1024 * 1024;
 /** setTimeout's largest delay (~24.8 days); a longer one fires after 1 ms instead. */
 const MAX_TIMER_MS = 0x7fffffff;
 
@@ -99,6 +102,53 @@ export class MemoryStore implements BodyStore {
     this.entries.set(token, { body, expiresAt, timer, inFlight: false, expired: false });
     this.bytes += body.byteLength;
     return { token, expiresAt };
+  }
+
+  /**
+   * Caches batches as they arrive into one growing shared buffer, claiming
+   * the budget batch by batch: a body that outgrows it fails at that batch,
+   * and its claim is given back.
+   */
+  async putBatches(batches: BatchStream, options: { ttlMs?: number } = {}): Promise<StreamedPutResult> {
+    if (this.closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
+    const ttlMs = positive(options.ttlMs ?? this.ttlMs, 'ttlMs');
+    let claimed = 0;
+    let ipc: Uint8Array;
+    try {
+      ipc = await sharedIpcFromBatches(batches.schema, batches, {
+        // The whole budget, not what is free now: bodies may expire meanwhile, and claims keep the count.
+        maxByteLength: this.maxBytes,
+        claim: (n) => {
+          if (this.bytes + n > this.maxBytes) {
+            throw new S2SPError(
+              'S2SP_ERR_CACHE_FULL',
+              `the body cache is full: this body needs over ${claimed + n} bytes, ${this.maxBytes - this.bytes + claimed} of ${this.maxBytes} are free; ` +
+                'fetch or let expire earlier results, or request fewer rows',
+            );
+          }
+          this.bytes += n;
+          claimed += n;
+        },
+      });
+      if (this.closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
+    } catch (error) {
+      this.bytes -= claimed;
+      throw error;
+    }
+    if (ipc.byteLength <= COMPACT_STREAMED_MAX) {
+      // A small body gives back the address space its growable buffer reserved (the whole budget).
+      const compact = this.memoryPool.acquire(ipc.byteLength);
+      compact.set(ipc);
+      ipc = compact;
+    }
+    // The claims already counted these bytes.
+    const table = tableFromSharedIpc(ipc);
+    const body: CachedBody = { id: randomUUID(), table, ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
+    const token = mintToken();
+    const timer = this.schedule(token, ttlMs);
+    const expiresAt = Date.now() + ttlMs;
+    this.entries.set(token, { body, expiresAt, timer, inFlight: false, expired: false });
+    return { token, expiresAt, table };
   }
 
   async lease(token: string): Promise<BodyLease> {

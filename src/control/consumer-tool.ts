@@ -10,6 +10,7 @@ import type { Table } from 'apache-arrow';
 import * as z from 'zod/v4';
 import type { ConsumerArgs } from '../consumer/consumer-args.js';
 import { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from '../consumer/resolve.js';
+import { resolveConsumerBatches, type ResolvedBatches } from '../consumer/resolve-batches.js';
 import { isS2SPError } from '../errors.js';
 import type { Row } from '../table/rows-from-table.js';
 import type { ToolExtra } from './resource-tool.js';
@@ -30,6 +31,25 @@ export interface ConsumerInput {
 /** A consumer handler: merged rows in; a tool result, or any JSON value to send as text. */
 export type ConsumerToolHandler = (input: ConsumerInput, extra: ToolExtra) => unknown;
 
+/**
+ * What a consumer handler that asks for batches (`{ batches: true }`)
+ * receives: the body as record batches while they arrive, and the abstract
+ * rows beside it, not merged (see resolveConsumerBatches).
+ */
+export type ConsumerBatchInput = ResolvedBatches;
+
+/**
+ * A consumer handler for batches: reads `input.batches` before it returns
+ * (a transfer still running then is stopped); a tool result, or any JSON value to send as text.
+ */
+export type ConsumerBatchToolHandler = (input: ConsumerBatchInput, extra: ToolExtra) => unknown;
+
+/** Options of {@link registerConsumerTool}: what may be fetched, and how the handler takes the body. */
+export interface ConsumerToolOptions extends ResolveOptions {
+  /** `true`: the handler gets record batches as they arrive instead of merged rows. */
+  batches?: boolean;
+}
+
 /** Consumer tool metadata (its parameters are fixed by SPEC 2.2). */
 export interface ConsumerToolConfig {
   title?: string;
@@ -47,14 +67,34 @@ const CONSUMER_PARAMS = {
   column_mapping: z.string().optional().describe('JSON object renaming columns, e.g. {"event": "alert_type"}.'),
 };
 
-/** Registers a consumer tool on `mcp`. */
+/**
+ * Registers a consumer tool on `mcp`. With `{ batches: true }` the handler
+ * takes record batches as they arrive ({@link ConsumerBatchToolHandler});
+ * otherwise merged rows and a Table ({@link ConsumerToolHandler}).
+ */
+export function registerConsumerTool(
+  mcp: McpServer,
+  name: string,
+  config: ConsumerToolConfig,
+  handler: ConsumerBatchToolHandler,
+  options: ConsumerToolOptions & { batches: true },
+): RegisteredTool;
 export function registerConsumerTool(
   mcp: McpServer,
   name: string,
   config: ConsumerToolConfig,
   handler: ConsumerToolHandler,
-  options: ResolveOptions = {},
+  options?: ConsumerToolOptions & { batches?: false },
+): RegisteredTool;
+export function registerConsumerTool(
+  mcp: McpServer,
+  name: string,
+  config: ConsumerToolConfig,
+  handler: ConsumerToolHandler | ConsumerBatchToolHandler,
+  options: ConsumerToolOptions = {},
 ): RegisteredTool {
+  if (options.batches === true) return registerBatchConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, options);
+  const rowHandler = handler as ConsumerToolHandler;
   return mcp.registerTool(name, { ...config, inputSchema: CONSUMER_PARAMS }, (async (args: ConsumerArgs, extra: ToolExtra) => {
     let resolved: ResolvedRows;
     try {
@@ -64,8 +104,31 @@ export function registerConsumerTool(
       throw error;
     }
     const bytesReceived = resolved.source === 'body_data' ? Buffer.byteLength(args.body_data ?? '') : resolved.bytesReceived;
-    const result = await handler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
+    const result = await rowHandler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
     return isToolResult(result) ? result : jsonToolResult(result);
+  }) as ToolCallback<typeof CONSUMER_PARAMS>);
+}
+
+/** The batch flavour: errors of the transfer, thrown from the batches inside the handler, are tool errors too. */
+function registerBatchConsumerTool(
+  mcp: McpServer,
+  name: string,
+  config: ConsumerToolConfig,
+  handler: ConsumerBatchToolHandler,
+  options: ResolveOptions,
+): RegisteredTool {
+  return mcp.registerTool(name, { ...config, inputSchema: CONSUMER_PARAMS }, (async (args: ConsumerArgs, extra: ToolExtra) => {
+    let resolved: ResolvedBatches | undefined;
+    try {
+      resolved = await resolveConsumerBatches(args, options);
+      const result = await handler(resolved, extra);
+      return isToolResult(result) ? result : jsonToolResult(result);
+    } catch (error) {
+      if (isS2SPError(error)) return errorToolResult(error);
+      throw error;
+    } finally {
+      await resolved?.cancel();
+    }
   }) as ToolCallback<typeof CONSUMER_PARAMS>);
 }
 

@@ -2,7 +2,7 @@
  * The resource tool's envelope (SPEC 2.1): what the LLM sees instead of the
  * table. Keys in a fixed order, `_row_id` first in every row.
  */
-import type { Table } from 'apache-arrow';
+import type { Schema, Table } from 'apache-arrow';
 import { ROW_ID } from '../protocol/row-id.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { projectColumns } from '../table/select.js';
@@ -27,9 +27,10 @@ export interface Envelope {
 /** Where the body goes: cached behind a URL until `expiresAt` (epoch ms; async) or inline (sync). */
 export type BodyPlacement = { mode: 'async'; resourceUrl: string; expiresAt: number } | { mode: 'sync' };
 
-/** The data columns of a body table (every column but `_row_id`), in order. */
-export function dataColumns(table: Table): string[] {
-  return table.schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
+/** The data columns of a body table or schema (every column but `_row_id`), in order. */
+export function dataColumns(table: Table | Schema): string[] {
+  const schema = 'schema' in table ? table.schema : table;
+  return schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
 }
 
 /**

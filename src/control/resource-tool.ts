@@ -9,6 +9,7 @@ import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/s
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { Table } from 'apache-arrow';
+import { isRecordBatchSource, openBodyBatches, tableFromBatchStream, type RecordBatchSource } from '../table/batch-stream.js';
 import type { BodyStore } from '../cache/body-store.js';
 import { S2SPError, isS2SPError } from '../errors.js';
 import { withRowIds } from '../table/row-id.js';
@@ -20,8 +21,12 @@ import { RESOURCE_TOOL_OUTPUT_SCHEMA } from './envelope-schema.js';
 import { errorToolResult, structuredToolResult } from './tool-results.js';
 import { ZOD_FLAVOURS, flavourOf, type ZodFlavour } from './zod-flavour.js';
 
-/** What a resource tool handler returns: rows (plain objects) or an Arrow Table. */
-export type TableResult = readonly Record<string, unknown>[] | Table;
+/**
+ * What a resource tool handler returns: rows (plain objects), an Arrow Table,
+ * or Arrow record batches as they are produced (an `AsyncIterable<RecordBatch>`,
+ * e.g. an arrow-js `RecordBatchReader`), cached batch by batch.
+ */
+export type TableResult = readonly Record<string, unknown>[] | Table | RecordBatchSource;
 
 /** The handler's extra argument, as the MCP SDK passes it. */
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -102,6 +107,7 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat>(
     try {
       const domains = parseAbstractDomains(domainsText);
       const result = await handler(toolArgs as ShapeOutput<Shape>, extra);
+      if (isRecordBatchSource(result) && !isArrowTable(result)) return await streamedResult(result, domains, mode, limit, context);
       if (domains === undefined) return plainResult(result);
       const table = bodyTableFrom(result);
       checkDomainsExist(domains, dataColumns(table));
@@ -146,6 +152,42 @@ function plural(n: number, unit: string): string {
 /** An envelope as text (what the Python reference's consumers read) and as structuredContent. */
 function envelopeResult(envelope: Envelope): CallToolResult {
   return structuredToolResult(envelope as unknown as Record<string, unknown>);
+}
+
+/**
+ * A handler's record batches. Async mode with a store that takes batches
+ * caches them as they come, and the envelope is built from the cached body
+ * (only the abstract's rows become objects); plain and sync answers are
+ * built whole anyway, so the batches are gathered first there. Domains are
+ * checked against the schema before anything is cached.
+ */
+async function streamedResult(
+  source: RecordBatchSource,
+  domains: string[] | undefined,
+  mode: 'async' | 'sync' | undefined,
+  limit: number,
+  context: ResourceToolContext,
+): Promise<CallToolResult> {
+  const stream = await openBodyBatches(source);
+  try {
+    if (domains !== undefined) checkDomainsExist(domains, dataColumns(stream.schema));
+    if (domains === undefined) return plainResult(rowsWithoutIds(await tableFromBatchStream(stream)));
+    if (mode === 'sync' || context.store.putBatches === undefined) {
+      const table = await tableFromBatchStream(stream);
+      if (mode === 'sync') return envelopeResult(buildEnvelope(table, domains, { mode: 'sync' }, limit));
+      const { token, expiresAt } = await context.store.put(table);
+      return envelopeResult(buildEnvelope(table, domains, { mode: 'async', resourceUrl: context.resourceUrlFor(token), expiresAt }, limit));
+    }
+    const { token, expiresAt, table } = await context.store.putBatches(stream);
+    return envelopeResult(buildEnvelope(table, domains, { mode: 'async', resourceUrl: context.resourceUrlFor(token), expiresAt }, limit));
+  } finally {
+    await stream.close();
+  }
+}
+
+/** Plain MCP answers the rows as the tool produced them: without the `_row_id` the stream added. */
+function rowsWithoutIds(table: Table): Table {
+  return table.select(dataColumns(table));
 }
 
 /** Plain MCP (no `abstract_domains`): the rows exactly as the handler returned them; `{rows}` as structuredContent. */

@@ -23,7 +23,12 @@ import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
 import { S2SPError } from '../errors.js';
 import { resourceUrlOf } from '../protocol/data-path.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
-import { registerConsumerTool, type ConsumerToolConfig, type ConsumerToolHandler } from '../control/consumer-tool.js';
+import {
+  registerConsumerTool,
+  type ConsumerBatchToolHandler,
+  type ConsumerToolConfig,
+  type ConsumerToolHandler,
+} from '../control/consumer-tool.js';
 import { mcpHttpPlugin } from './mcp-http-plugin.js';
 import { registerResourceTool, type ResourceToolHandler, type ToolConfig } from '../control/resource-tool.js';
 
@@ -126,9 +131,20 @@ export class S2SPServer {
     return this.configure((mcp) => registerResourceTool(mcp, name, config, handler, context));
   }
 
-  /** Registers a consumer tool (SPEC 2.2): the handler receives merged rows and an Arrow Table. */
-  consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler): this {
-    return this.configure((mcp) => registerConsumerTool(mcp, name, config, handler, this.#options.consumer));
+  /**
+   * Registers a consumer tool (SPEC 2.2): the handler receives merged rows
+   * and an Arrow Table, or with `{ batches: true }` the body's record
+   * batches as they arrive.
+   */
+  consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerBatchToolHandler, options: { batches: true }): this;
+  consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler, options?: { batches?: false }): this;
+  consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler | ConsumerBatchToolHandler, options: { batches?: boolean } = {}): this {
+    const consumer = this.#options.consumer;
+    return this.configure((mcp) =>
+      options.batches === true
+        ? registerConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, { ...consumer, batches: true })
+        : registerConsumerTool(mcp, name, config, handler as ConsumerToolHandler, consumer),
+    );
   }
 
   /** Applies `install` to `.mcp` now and to every McpServer made for HTTP requests later. */
