@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { cp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CACHE_ROOT, REPO_ROOT, cachedInstall, keyOf, npm, packRepo } from '../support/packed-package.js';
+import { CACHE_ROOT, REPO_ROOT, cachedInstall, cachedStep, keyOf, npm, packRepo } from '../support/packed-package.js';
 
 const run = promisify(execFile);
 const FIXTURE = join(REPO_ROOT, 'test', 'fixtures', 'host-app');
@@ -22,17 +22,20 @@ test('a host app on its own SDK 1.23, fastify 5.0 and zod 4 embeds s2sp, type-ch
   const packed = await packRepo(join(root, 'pack'));
   const project = join(root, 'project');
   const manifest = await readFile(join(FIXTURE, 'package.json'), 'utf8');
-  const installed = await cachedInstall(project, keyOf(manifest, packed.sha256), async () => {
+  // The app's own packages are installed once per manifest; s2sp is swapped in whenever the tarball changed.
+  const installed = await cachedInstall(project, keyOf(manifest), async () => {
     await cp(join(FIXTURE, 'package.json'), join(project, 'package.json'));
     await npm(project, ['install', '--prefer-offline', '--no-audit', '--no-fund']);
-    // --no-save: the fixture's manifest stays as written; s2sp joins next to the app's own peers.
-    await npm(project, ['install', '--no-save', '--prefer-offline', '--no-audit', '--no-fund', packed.path]);
     const versions: Record<string, string> = {};
     for (const name of ['@modelcontextprotocol/sdk', 'fastify', 'zod', 'apache-arrow']) {
       versions[name] = (JSON.parse(await readFile(join(project, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
     }
     return versions;
   });
+  // --no-save: the fixture's manifest stays as written; s2sp joins next to the app's own peers.
+  await cachedStep(project, 's2sp', packed.sha256, () =>
+    npm(project, ['install', '--no-save', '--prefer-offline', '--no-audit', '--no-fund', packed.path]),
+  );
   t.diagnostic(`host app peers: ${JSON.stringify(installed)}`);
   assert.equal(installed['@modelcontextprotocol/sdk'], '1.23.0');
   assert.match(installed.zod, /^4\./);

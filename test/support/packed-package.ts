@@ -56,14 +56,25 @@ export async function packRepo(destination: string): Promise<Packed> {
  * for `key`; returns what `install` returned (or stored then).
  */
 export async function cachedInstall<T>(dir: string, key: string, install: () => Promise<T>): Promise<T> {
-  const stampPath = join(dir, '.s2sp-stamp.json');
+  const stamped = await cachedStep(dir, 'install', key, async () => {
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    return install();
+  });
+  return stamped;
+}
+
+/**
+ * Runs `step` in `dir` (which stays as it is) unless the stamp named `name`
+ * there says it already ran for `key`; returns what it returned then.
+ */
+export async function cachedStep<T>(dir: string, name: string, key: string, step: () => Promise<T>): Promise<T> {
+  const stampPath = join(dir, `.s2sp-stamp-${name}.json`);
   if (existsSync(stampPath)) {
     const stamp = JSON.parse(await readFile(stampPath, 'utf8')) as { key: string; value: T };
     if (stamp.key === key) return stamp.value;
   }
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
-  const value = await install();
+  const value = await step();
   await writeFile(stampPath, JSON.stringify({ key, value }));
   return value;
 }
