@@ -85,7 +85,11 @@ export async function fetchBodyBatches(resourceUrl: string, options: FetchBodyOp
         get bytesReceived() {
           return received;
         },
-        cancel: async () => void (await batches.return(undefined)),
+        cancel: async () => {
+          // return() skips the cleanup of a loop never started: stop the transfer as well.
+          await batches.return(undefined);
+          stop();
+        },
         [Symbol.asyncIterator]: () => batches,
       };
     }
@@ -98,7 +102,10 @@ export async function fetchBodyBatches(resourceUrl: string, options: FetchBodyOp
       format: answered,
       compressed: false,
       bytesReceived: received,
-      cancel: async () => void (await batches.return(undefined)),
+      cancel: async () => {
+        await batches.return(undefined);
+        stop();
+      },
       [Symbol.asyncIterator]: () => batches,
     };
   } catch (error) {

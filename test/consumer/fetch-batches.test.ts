@@ -73,6 +73,14 @@ test('leaving the loop early stops the transfer and leaves the token unconsumed'
   assert.equal((await fetchBody(plane.url)).table.numRows, 400_000, 'a whole transfer still works');
 });
 
+test('cancel() before any batch was read stops the transfer too', { timeout: 30_000 }, async (t) => {
+  const plane = await startDataPlane(t, Array.from({ length: 400_000 }, (_, i) => ({ name: `station ${i} `.repeat(8), mag: i })));
+  const body = await fetchBodyBatches(plane.url, { format: 'arrow' });
+  await body.cancel();
+  await waitUntilIdle(plane.store, plane.token);
+  assert.equal((await fetchBody(plane.url)).table.numRows, 400_000);
+});
+
 test('LZ4-compressed answers decode batch by batch', NEEDS_LZ4, async (t) => {
   const table = sampleTable(3, 50);
   const standIn = await startStandIn(t, (_req, res) => sendBytes(res, lz4IpcOf(table)));

@@ -4,7 +4,7 @@
  * asks for batches. Caching them batch by batch must peak near the cached
  * size, not twice it (a Table of every batch, then its copy); consuming
  * them must never hold the rows as objects, nor the whole body at once.
- * Measured in a child process of its own (stream-memory-probe.ts).
+ * Measured in a child process of its own (bench/stream-memory.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const PROBE = fileURLToPath(new URL('../support/stream-memory-probe.js', import.meta.url));
+const PROBE = fileURLToPath(new URL('../../bench/stream-memory.js', import.meta.url));
 
 interface Report {
   totalRows: number;

@@ -1,22 +1,22 @@
 /**
- * Test support, run as a child process (`node --expose-gc`): streams a big
+ * A benchmark probe, run as a child process (`node --expose-gc`): streams a big
  * result through a resource tool into the cache, then through a consumer
  * tool, sampling memory as the batches pass, and prints one JSON line.
  *
- *   node --expose-gc dist/test/support/stream-memory-probe.js <MB> [collect] [rows]
+ *   node --expose-gc dist/bench/stream-memory.js <MB> [collect] [rows]
  *
  * `collect`: the store lacks putBatches, so the batches are gathered into a
  * Table first (what streaming avoids). `rows`: the consumer handler takes
- * merged rows instead of batches. Used by test/hardening/stream-memory.test.ts
- * and bench/stream-memory.ts.
+ * merged rows instead of batches. test/hardening/stream-memory.test.ts runs
+ * it at 200 MB and asserts the bounds; native-notes.md has the figures.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { tableFromArrays, type RecordBatch } from 'apache-arrow';
-import type { BodyStore } from '../../src/cache/body-store.js';
-import { MemoryStore } from '../../src/cache/memory-store.js';
-import { S2SPServer } from '../../src/server/s2sp-server.js';
+import type { BodyStore } from '../src/cache/body-store.js';
+import { MemoryStore } from '../src/cache/memory-store.js';
+import { S2SPServer } from '../src/server/s2sp-server.js';
 
 const [mbText = '200', ...flags] = process.argv.slice(2);
 const BATCH_ROWS = 65_536;
