@@ -23,6 +23,10 @@ export const ERRORS = {
   // Cache
   S2SP_ERR_CACHE_FULL: { status: 507, message: 'the body cache is full' },
   S2SP_ERR_CACHE_CLOSED: { status: 503, message: 'the body cache is closed' },
+  S2SP_ERR_STORE_UNAVAILABLE: {
+    status: 503,
+    message: 'the shared body store (Redis) is unreachable right now; nothing was lost on your side, retry in a few seconds',
+  },
   S2SP_ERR_DATA_PLANE_DOWN: { status: 503, message: 'the data plane is not listening, so no resource_url can be issued; use mode "sync" or start the server' },
 
   // Control plane: resource tools (SPEC 2.1)

@@ -247,6 +247,7 @@ test('500 names no internals, and the error code is S2SP_ERR_INTERNAL', async (t
     lease: async () => {
       throw new Error(secret);
     },
+    delete: async () => false,
     has: async () => false,
     stats: async () => ({ entries: 0, bytes: 0, maxBytes: 0 }),
     close: async () => {},
