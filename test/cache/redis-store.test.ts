@@ -11,17 +11,19 @@ import { RedisStore, tokenHashOf, type RedisStoreOptions } from '../../src/cache
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { codeOf } from '../support/code-of.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { redisSkipReason, startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { takeRedisDown } from '../support/redis-outage.js';
 import { bodyBytesOf, eventually, sampleTable, storeContract } from '../support/store-contract.js';
 
+const skip = redisSkipReason();
 let redis: RedisServer;
 let prefixes = 0;
 
 before(async () => {
-  redis = await startRedisServer();
+  if (skip === undefined) redis = await startRedisServer();
 });
 after(async () => {
-  await redis.stop();
+  await redis?.stop();
 });
 
 /** A store on the shared test Redis, under a key prefix of its own unless `keyPrefix` is given. */
@@ -43,9 +45,9 @@ async function inspector(t: { after(fn: () => Promise<void>): void }) {
   return client;
 }
 
-storeContract('RedisStore', (t, options = {}) => storeOn(t, options));
+storeContract('RedisStore', (t, options = {}) => storeOn(t, options), { skip });
 
-test('two replicas: a token put on one is leased on the other, byte-identical, once', async (t) => {
+test('two replicas: a token put on one is leased on the other, byte-identical, once', { skip }, async (t) => {
   const a = await storeOn(t, { keyPrefix: 'pair' });
   const b = await storeOn(t, { keyPrefix: 'pair' });
   const table = sampleTable(11);
@@ -60,7 +62,7 @@ test('two replicas: a token put on one is leased on the other, byte-identical, o
   assert.equal(await codeOf(b.lease(token)), 'S2SP_ERR_TOKEN_NOT_FOUND');
 });
 
-test('two replicas putting the same table store one body (content-addressed)', async (t) => {
+test('two replicas putting the same table store one body (content-addressed)', { skip }, async (t) => {
   const a = await storeOn(t, { keyPrefix: 'dedup' });
   const b = await storeOn(t, { keyPrefix: 'dedup' });
   // Two different Table objects with the same content, one per replica (each replica reads the same file).
@@ -72,7 +74,7 @@ test('two replicas putting the same table store one body (content-addressed)', a
   assert.equal(stats.bytes, bodyBytesOf(sampleTable(12)));
 });
 
-test('concurrent leases from three replicas: exactly one wins', async (t) => {
+test('concurrent leases from three replicas: exactly one wins', { skip }, async (t) => {
   const stores = [await storeOn(t, { keyPrefix: 'race' }), await storeOn(t, { keyPrefix: 'race' }), await storeOn(t, { keyPrefix: 'race' })];
   const { token } = await stores[0].put(sampleTable(13));
   const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => stores[i % 3].lease(token)));
@@ -80,7 +82,7 @@ test('concurrent leases from three replicas: exactly one wins', async (t) => {
   for (const r of results) if (r.status === 'rejected') assert.equal(r.reason.code, 'S2SP_ERR_TOKEN_IN_FLIGHT');
 });
 
-test('Redis holds no token, only its SHA-256, and a body sits in chunks under one hash tag', async (t) => {
+test('Redis holds no token, only its SHA-256, and a body sits in chunks under one hash tag', { skip }, async (t) => {
   const store = await storeOn(t, { keyPrefix: 'layout', chunkBytes: 1024 });
   const client = await inspector(t);
   const table = sampleTable(14);
@@ -104,7 +106,7 @@ test('Redis holds no token, only its SHA-256, and a body sits in chunks under on
   assert.deepEqual(await client.keys('*layout*'), [], 'consuming the last token removes every key');
 });
 
-test('TTL expiry leaves Redis as it was before the put: keys and used memory', async (t) => {
+test('TTL expiry leaves Redis as it was before the put: keys and used memory', { skip }, async (t) => {
   const client = await inspector(t);
   const store = await storeOn(t, { keyPrefix: 'ttl' });
   // Warm up (scripts loaded, connections made), so the baseline holds everything but the body.
@@ -124,7 +126,7 @@ test('TTL expiry leaves Redis as it was before the put: keys and used memory', a
   assert.deepEqual(await client.keys('*ttl*'), []);
 });
 
-test('a store-wide budget across replicas: S2SP_ERR_CACHE_FULL, never a Redis error', async (t) => {
+test('a store-wide budget across replicas: S2SP_ERR_CACHE_FULL, never a Redis error', { skip }, async (t) => {
   const budget = bodyBytesOf(sampleTable(16)) + bodyBytesOf(sampleTable(17)) + 10;
   const a = await storeOn(t, { keyPrefix: 'budget', maxBytes: budget });
   const b = await storeOn(t, { keyPrefix: 'budget', maxBytes: budget });
@@ -134,9 +136,13 @@ test('a store-wide budget across replicas: S2SP_ERR_CACHE_FULL, never a Redis er
   assert.equal(await codeOf(b.put(sampleTable(18))), 'S2SP_ERR_CACHE_FULL');
 });
 
-test('Redis out of memory (maxmemory, noeviction) is S2SP_ERR_CACHE_FULL, not a 500', async (t) => {
-  const small = await startRedisServer(['--maxmemory', '3mb', '--maxmemory-policy', 'noeviction']);
+test('Redis out of memory (maxmemory, noeviction) is S2SP_ERR_CACHE_FULL, not a 500', { skip }, async (t) => {
+  const small = await startRedisServer();
   t.after(() => small.stop());
+  const admin = createClient({ url: small.url });
+  await admin.connect();
+  await admin.configSet({ maxmemory: '3mb', 'maxmemory-policy': 'noeviction' });
+  await admin.close();
   const store = new RedisStore({ url: small.url, maxBytes: 1024 ** 3 });
   t.after(() => store.close());
   await store.ready();
@@ -147,7 +153,7 @@ test('Redis out of memory (maxmemory, noeviction) is S2SP_ERR_CACHE_FULL, not a 
   assert.equal(await store.has(token), true);
 });
 
-test('a replica keeps a bounded local copy of what it pulled, and serves it without Redis', async (t) => {
+test('a replica keeps a bounded local copy of what it pulled, and serves it without Redis', { skip }, async (t) => {
   const a = await storeOn(t, { keyPrefix: 'local' });
   const b = await storeOn(t, { keyPrefix: 'local', localMaxBytes: bodyBytesOf(sampleTable(20)) + 100 });
   const first = await a.put(sampleTable(20));
@@ -165,7 +171,7 @@ test('a replica keeps a bounded local copy of what it pulled, and serves it with
   assert.ok((await b.stats()).localBytes! <= bodyBytesOf(sampleTable(20)) + 100);
 });
 
-test('Redis down: S2SP_ERR_STORE_UNAVAILABLE at once, nothing crashes, and the store works again when Redis is back', async (t) => {
+test('Redis down: S2SP_ERR_STORE_UNAVAILABLE at once, nothing crashes, and the store works again when Redis is back', { skip }, async (t) => {
   const own = await startRedisServer();
   t.after(() => own.stop());
   const errors: Error[] = [];
@@ -173,7 +179,7 @@ test('Redis down: S2SP_ERR_STORE_UNAVAILABLE at once, nothing crashes, and the s
   t.after(() => store.close());
   await store.ready();
   const { token } = await store.put(sampleTable(22));
-  await own.stop();
+  await takeRedisDown(own);
   const started = Date.now();
   assert.equal(await codeOf(store.put(sampleTable(23))), 'S2SP_ERR_STORE_UNAVAILABLE');
   assert.equal(await codeOf(store.lease(token)), 'S2SP_ERR_STORE_UNAVAILABLE');
@@ -191,9 +197,9 @@ test('Redis down: S2SP_ERR_STORE_UNAVAILABLE at once, nothing crashes, and the s
   assert.ok(errors.length > 0, 'connection errors reached onError');
 });
 
-test('a replica started while Redis is down works once Redis is up', async (t) => {
+test('a replica started while Redis is down works once Redis is up', { skip }, async (t) => {
   const own = await startRedisServer();
-  await own.stop();
+  await takeRedisDown(own);
   t.after(() => own.stop());
   const store = new RedisStore({ url: own.url });
   t.after(() => store.close());
@@ -204,7 +210,7 @@ test('a replica started while Redis is down works once Redis is up', async (t) =
   assert.equal(await store.has(token), true);
 });
 
-test('invalid options are a RangeError', () => {
+test('invalid options are a RangeError', { skip }, () => {
   for (const options of [{ ttlMs: 0 }, { maxBytes: -1 }, { leaseTimeoutMs: NaN }, { chunkBytes: 0 }]) {
     assert.throws(() => new RedisStore({ url: 'redis://127.0.0.1:1', ...options }), RangeError, JSON.stringify(options));
   }
