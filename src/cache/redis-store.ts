@@ -138,19 +138,24 @@ export class RedisStore implements BodyStore {
     }
     const token = mintToken();
     const hash = tokenHashOf(token);
+    let reservedNow = false;
     try {
-      const [state, used] = (await this.#script(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash])) as number[];
+      const [state, used] = (await this.#run(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash])) as number[];
       if (state === 0) throw this.#full(known.byteLength, used);
+      reservedNow = state === 1;
       if (!(await this.#addToken(known.id, hash, ttlMs))) {
         await this.#writeBody(known, () => plan ?? ipcPlanOf(bodyTable), ttlMs);
         if (!(await this.#addToken(known.id, hash, ttlMs))) throw new S2SPError('S2SP_ERR_STORE_UNAVAILABLE');
         // Counted already, yet missing: its last token may have gone on another replica meanwhile,
         // which uncounted it. Count it again (a no-op when it still is).
-        if (state === 2) await this.#script(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash]);
+        if (state === 2) await this.#run(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash]);
       }
       await this.#send(['SET', this.#indexKey(hash), known.id, 'PX', String(ttlMs)]);
     } catch (error) {
       this.#send(['ZREM', this.#acctKey('tokens'), hash]).catch(() => {});
+      // A body this put counted but could not write whole (Redis refused memory halfway): its
+      // chunks would hold memory and budget until their TTL. Best effort: Redis may be gone.
+      if (reservedNow) this.#abandon(known).catch(() => {});
       throw storeError(error);
     }
     return { token, expiresAt: Date.now() + ttlMs };
@@ -206,7 +211,7 @@ export class RedisStore implements BodyStore {
   }
 
   async stats(): Promise<StoreStats> {
-    const [entries, bodies, bytes] = (await this.#script(STATS, this.#acctKeys(), [])) as number[];
+    const [entries, bodies, bytes] = (await this.#run(STATS, this.#acctKeys(), [])) as number[];
     return { entries, bytes, maxBytes: this.maxBytes, bodies, localBytes: this.#local.bytes, idleBytes: this.#pool.stats().bytes };
   }
 
@@ -228,9 +233,19 @@ export class RedisStore implements BodyStore {
     await Promise.all([
       this.#send(['DEL', this.#indexKey(hash)]),
       this.#send(['ZREM', this.#acctKey('tokens'), hash]),
-      freed === 1 ? this.#script(FORGET_BODY, [this.#acctKey('sizes'), this.#acctKey('bodies')], [id]) : undefined,
+      freed === 1 ? this.#run(FORGET_BODY, [this.#acctKey('sizes'), this.#acctKey('bodies')], [id]) : undefined,
     ]);
     return existed === 1;
+  }
+
+  /** Removes what a failed write left of a body (unless another token uses it) and uncounts it. */
+  async #abandon(known: KnownBody): Promise<void> {
+    const base = this.#bodyBase(known.id);
+    if (((await this.#send(['SCARD', `${base}ts`])) as number) > 0) return;
+    const chunks = Math.ceil(known.byteLength / this.chunkBytes);
+    const keys = [`${base}m`, ...Array.from({ length: chunks }, (_, i) => `${base}c:${i}`)];
+    await this.#send(['DEL', ...keys]);
+    await this.#run(FORGET_BODY, [this.#acctKey('sizes'), this.#acctKey('bodies')], [known.id]);
   }
 
   /** Adds a token to the body `id` in Redis; false when the body is not there (complete). */
@@ -331,11 +346,6 @@ export class RedisStore implements BodyStore {
       if (!String((error as { cause?: { message?: string } }).cause?.message ?? '').startsWith('NOSCRIPT')) throw error;
       return this.#send(['EVAL', script, ...rest]);
     }
-  }
-
-  /** A script over the accounting keys. */
-  #script(script: string, keys: string[], args: Array<string | number>): Promise<Reply> {
-    return this.#run(script, keys, args);
   }
 
   #full(needed: number, used: number): S2SPError {
