@@ -3,6 +3,7 @@ import { test, type TestContext } from 'node:test';
 import { createMCPClient } from '@ai-sdk/mcp';
 import { generateText, stepCountIs, type ToolSet } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
+import { z } from 'zod';
 import { withS2SP } from '../../../src/agent/adapters/ai-sdk.js';
 import { S2SPDispatcher } from '../../../src/agent/dispatcher.js';
 import {
@@ -134,4 +135,27 @@ test('AI SDK: a consumer call that fails keeps the handle, and the retry deliver
   assertConsumerGotBody(servers.received);
   assert.deepEqual(bodyLeaks(JSON.stringify(model.doGenerateCalls)), []);
   assert.equal(dispatcher.buffer.size, 0);
+});
+
+test('AI SDK: with an outputSchema the tool returns the envelope object, and its body is withheld too', async (t) => {
+  const servers = await startAdapterServers(t);
+  const client = await createMCPClient({ transport: { type: 'http', url: servers.resourceMcpUrl } });
+  t.after(() => client.close());
+  const schemas = {
+    read_table: {
+      inputSchema: z.object({ abstract_domains: z.string().optional(), mode: z.enum(['async', 'sync']).optional() }),
+      outputSchema: z.object({ abstract: z.array(z.record(z.unknown())) }).passthrough(),
+    },
+  };
+  const dispatcher = new S2SPDispatcher();
+  const tools = withS2SP(await client.tools({ schemas }), dispatcher);
+  const model = scriptedModel([() => toolCall('call-1', 'read_table', READ_TABLE_ARGS), () => finalText('done')]);
+
+  const result = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'Read the stations.' });
+
+  const output = result.steps[0]?.toolResults[0]?.output as Record<string, unknown> | undefined;
+  assert.ok(Array.isArray(output?.abstract), 'the tool output is the envelope object');
+  assert.equal(output?.body, undefined);
+  assert.ok(dispatcher.buffer.has(String(output?.resource_url)), 'its body waits under the handle');
+  assert.deepEqual(bodyLeaks(JSON.stringify(model.doGenerateCalls)), []);
 });
