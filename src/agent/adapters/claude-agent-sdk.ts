@@ -14,6 +14,8 @@
  *   the call with the reason, so Claude calls the resource tool again.
  * - PostToolUseFailure: a consumer call that failed puts its body back under
  *   the same handle (single use is committed on success, as on the data plane).
+ *   A call the user refuses (with `permissionDecision: 'ask'`) fires neither
+ *   post hook, so its handle stays spent.
  *
  * Only types come from the SDK: importing this module loads none of it.
  */

@@ -34,7 +34,7 @@ export function withholdBodies(dispatcher: S2SPDispatcher, output: unknown): unk
     const result = dispatcher.afterToolResult(input);
     return result === input ? undefined : textOf(result.content[0]);
   }
-  if (Array.isArray(output)) {
+  if (Array.isArray(output) && output.every(isRecord)) {
     // Framework content blocks share MCP's text-block shape ({type, text}); others pass through untouched.
     const input: CallToolResult = { content: output as ContentBlock[] };
     const result = dispatcher.afterToolResult(input);
