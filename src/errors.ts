@@ -73,7 +73,7 @@ export class S2SPError extends Error {
 export function isS2SPError(value: unknown, code?: ErrorCode): value is S2SPError {
   if (typeof value !== 'object' || value === null) return false;
   const c = (value as { code?: unknown }).code;
-  if (typeof c !== 'string' || !(c in ERRORS)) return false;
+  if (typeof c !== 'string' || !Object.hasOwn(ERRORS, c)) return false;
   return code === undefined || c === code;
 }
 
