@@ -128,11 +128,12 @@ export class MemoryStore implements BodyStore {
     if (known !== undefined && !known.freed) return known;
     const plan = ipcPlanOf(table);
     if (this.#bytes + plan.byteLength > this.maxBytes) {
-      throw new S2SPError(
-        'S2SP_ERR_CACHE_FULL',
-        `the body cache is full: this body needs ${plan.byteLength} bytes, ${this.maxBytes - this.#bytes} of ${this.maxBytes} are free; ` +
-          'fetch or let expire earlier results, or request fewer rows',
-      );
+      throw new S2SPError('S2SP_ERR_CACHE_FULL', {
+        problem: 'budget',
+        neededBytes: plan.byteLength,
+        freeBytes: this.maxBytes - this.#bytes,
+        maxBytes: this.maxBytes,
+      });
     }
     const ipc = writeIpcPlan(plan, this.#memoryPool.acquire(plan.byteLength));
     const cached: CachedBody = { id: randomUUID(), table: tableFromSharedIpc(ipc), ipc, totalRows: table.numRows, byteLength: ipc.byteLength };

@@ -156,6 +156,7 @@ export class RedisStore implements BodyStore {
       // A body this put counted but could not write whole (Redis refused memory halfway): its
       // chunks would hold memory and budget until their TTL. Best effort: Redis may be gone.
       if (reservedNow) this.#abandon(known).catch(() => {});
+      if (isOutOfMemory(error)) throw new S2SPError('S2SP_ERR_CACHE_FULL', { problem: 'storeMemory', neededBytes: known.byteLength }, { cause: error });
       throw storeError(error);
     }
     return { token, expiresAt: Date.now() + ttlMs };
@@ -349,11 +350,7 @@ export class RedisStore implements BodyStore {
   }
 
   #full(needed: number, used: number): S2SPError {
-    return new S2SPError(
-      'S2SP_ERR_CACHE_FULL',
-      `the shared body store is full: this body needs ${needed} bytes, ${Math.max(0, this.maxBytes - used)} of ${this.maxBytes} are free; ` +
-        'fetch or let expire earlier results, or request fewer rows',
-    );
+    return new S2SPError('S2SP_ERR_CACHE_FULL', { problem: 'budget', neededBytes: needed, freeBytes: Math.max(0, this.maxBytes - used), maxBytes: this.maxBytes });
   }
 
   #bodyBase(id: string): string {
@@ -390,12 +387,16 @@ export function tokenHashOf(token: string): string {
   return createHash('sha256').update(token).digest('base64url');
 }
 
-/** Any failure talking to Redis as an S2SPError: OOM is a full store (507), anything else unavailable (503). */
+/** Any failure talking to Redis as an S2SPError: unavailable (503), the Redis error as its cause. */
 function storeError(error: unknown): S2SPError {
   if (isS2SPError(error)) return error as S2SPError;
-  const message = String((error as { message?: unknown } | null)?.message ?? '');
-  if (message.startsWith('OOM')) return new S2SPError('S2SP_ERR_CACHE_FULL', undefined, { cause: error });
-  return new S2SPError('S2SP_ERR_STORE_UNAVAILABLE', undefined, { cause: error });
+  return new S2SPError('S2SP_ERR_STORE_UNAVAILABLE', { cause: error });
+}
+
+/** Redis refused a write for memory (maxmemory, policy noeviction): `OOM command not allowed...`, maybe as a cause. */
+function isOutOfMemory(error: unknown): boolean {
+  const messageOf = (e: unknown) => String((e as { message?: unknown } | null)?.message ?? '');
+  return messageOf(error).startsWith('OOM') || messageOf((error as { cause?: unknown } | null)?.cause).startsWith('OOM');
 }
 
 function positive(value: number, name: string): number {

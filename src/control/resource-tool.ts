@@ -4,7 +4,7 @@
  * handler returns rows or an Arrow Table, and the wrapper answers plain MCP,
  * or an envelope with the body cached (async) or inline (sync).
  */
-import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { Table } from 'apache-arrow';
 import { z, type ZodRawShape } from 'zod';
@@ -99,14 +99,14 @@ export function registerResourceTool<Shape extends ZodRawShape>(
       if (isS2SPError(error)) return errorToolResult(error);
       throw error;
     }
-  }) as never);
+  }) as ToolCallback<typeof inputSchema>);
 }
 
 /** Plain MCP (no `abstract_domains`): the rows exactly as the handler returned them. */
 function plainResult(result: TableResult): CallToolResult {
   if (Array.isArray(result)) return jsonToolResult(result);
   if (isArrowTable(result)) return jsonToolResult(rowsFromTable(result));
-  throw new S2SPError('S2SP_ERR_TABLE_INVALID');
+  throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 
 /**
@@ -116,7 +116,7 @@ function plainResult(result: TableResult): CallToolResult {
 export function bodyTableFrom(result: unknown): Table {
   if (Array.isArray(result)) return tableFromRows(result);
   if (isArrowTable(result)) return bodyTableOf(result);
-  throw new S2SPError('S2SP_ERR_TABLE_INVALID');
+  throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 
 // Duck-typed as well, so a Table from a second copy of apache-arrow works.

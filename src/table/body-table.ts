@@ -39,22 +39,19 @@ export function bodyTableOf(table: Table): Table {
 function checkPositional(table: Table, at: number): void {
   const type = table.schema.fields[at].type;
   if (!isNumberType(type.typeId) || (type.typeId === Type.Float && (type as Float).precision === Precision.HALF)) {
-    throw new S2SPError('S2SP_ERR_TABLE_INVALID', `the table's ${ROW_ID} column is ${String(type)}, not the numbers 0..n-1 in row order`);
+    throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'rowIdNotNumbers', type: String(type) });
   }
   let row = 0;
   for (const batch of table.batches) {
     const column = batch.getChildAt(at)!;
     if (column.nullCount > 0) {
-      throw new S2SPError('S2SP_ERR_TABLE_INVALID', `the table's ${ROW_ID} column has nulls; it must be 0..n-1 in row order`);
+      throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'rowIdNulls' });
     }
     // toArray is a view for a single-chunk primitive column: the check copies nothing.
     const values = column.toArray() as ArrayLike<number | bigint>;
     for (let i = 0; i < values.length; i++, row++) {
       if (Number(values[i]) !== row) {
-        throw new S2SPError(
-          'S2SP_ERR_TABLE_INVALID',
-          `the table's ${ROW_ID} column is not 0..n-1 in row order: row ${row} has ${String(values[i])}; drop the column and s2sp numbers the rows`,
-        );
+        throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'rowIdNotPositional', row, has: Number(values[i]) });
       }
     }
   }

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryStore, type EvictReason, type MemoryStoreOptions } from '../../src/cache/memory-store.js';
 import { sharedIpcFromTable } from '../../src/ipc/shared-body.js';
-import { isWellFormedToken, mintToken, redactToken, redactTokensInUrl } from '../../src/protocol/token.js';
+import { mintToken, redactToken, redactTokensInUrl } from '../../src/protocol/token.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { sampleTable, storeContract } from '../support/store-contract.js';
