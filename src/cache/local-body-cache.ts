@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CachedBody } from './body-store.js';
-import { SharedMemoryPool } from './shared-memory-pool.js';
+import type { SharedMemoryPool } from './shared-memory-pool.js';
 import { tableFromSharedIpc } from '../ipc/shared-body.js';
 
 interface LocalBody {

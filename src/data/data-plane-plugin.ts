@@ -181,26 +181,13 @@ function poolFor(workers: DataPlaneOptions['workers']): EncoderPool | undefined 
 function settleWithResponse(reply: FastifyReply, lease: BodyLease, onSettleError: (error: unknown) => void): void {
   const res = reply.raw;
   const socket = res.socket;
-  let finished = false;
-  let renewal: NodeJS.Timeout | undefined;
-  const settle = (complete: boolean) => {
-    clearInterval(renewal);
-    // A store that cannot be reached now (Redis down) must not crash the server: the lease then ends with its timeout.
-    (complete ? lease.commit() : lease.release()).catch(onSettleError);
-  };
-  res.once('finish', () => {
-    finished = true;
-    // Node also emits 'finish' when the client hung up during the last write (the socket is
-    // then errored): that transfer did not complete and must not consume the token.
-    settle(res.statusCode >= 200 && res.statusCode < 300 && !socket?.errored);
-  });
-  res.once('close', () => {
-    if (!finished) settle(false);
-  });
+  // A store that cannot be reached now (Redis down) must not crash the server: the lease then ends with its timeout.
+  const end = (complete: boolean) => void (complete ? lease.commit() : lease.release()).catch(onSettleError);
   // The client may have gone while the lease was being taken (an async store,
-  // an embedding app's async hook): 'close' then fired before we listened.
-  if (res.destroyed) return settle(false);
-  renewal = setInterval(() => {
+  // an embedding app's async hook): 'close' may have fired before we could listen.
+  if (res.destroyed) return end(false);
+  let finished = false;
+  const renewal = setInterval(() => {
     lease.renew().then(
       (held) => {
         if (!held && !finished) res.destroy(new Error('the lease on this token was lost'));
@@ -209,4 +196,15 @@ function settleWithResponse(reply: FastifyReply, lease: BodyLease, onSettleError
     );
   }, Math.max(10, lease.timeoutMs / 3));
   renewal.unref();
+  res.once('finish', () => {
+    finished = true;
+    clearInterval(renewal);
+    // Node also emits 'finish' when the client hung up during the last write (the socket is
+    // then errored): that transfer did not complete and must not consume the token.
+    end(res.statusCode >= 200 && res.statusCode < 300 && !socket?.errored);
+  });
+  res.once('close', () => {
+    clearInterval(renewal);
+    if (!finished) end(false);
+  });
 }
