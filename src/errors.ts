@@ -30,6 +30,10 @@ export const ERRORS = {
   S2SP_ERR_DOMAINS_UNKNOWN: { status: 400, message: 'abstract_domains names unknown columns' },
   S2SP_ERR_TABLE_INVALID: { status: 500, message: 'the tool did not return a table (an array of objects or an Arrow Table)' },
   S2SP_ERR_TABLE_TOO_LARGE: { status: 500, message: 'the table is too large for one Arrow column' },
+  S2SP_ERR_TABLE_UNSUPPORTED_TYPE: {
+    status: 500,
+    message: 'the table has a column of an Arrow type s2sp cannot carry exactly; cast it to a supported type (README, "JSON encoding of Arrow types")',
+  },
 
   // Control plane: consumer tools (SPEC 2.2)
   S2SP_ERR_CONSUMER_ARG_INVALID: { status: 400, message: 'a consumer tool argument is malformed' },
