@@ -6,6 +6,7 @@
  */
 import { S2SPError } from '../errors.js';
 import { MAX_ROW_ID, ROW_ID, isRowId } from '../protocol/row-id.js';
+import { parseJsonExact, stringifyJsonExact } from '../table/exact-json.js';
 import type { Row } from '../table/rows-from-table.js';
 
 /** The consumer tool's arguments, exactly as the agent sends them. */
@@ -55,7 +56,8 @@ function parseRows(text: string, param: string, hint: string): Row[] {
   if (text.trim() === '') throw invalid(`${param} is missing or empty; ${hint}`);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // Exact: an int64 beyond 2^53 in sync-mode body rows keeps its digits.
+    parsed = parseJsonExact(text);
   } catch {
     throw invalid(`${param} is not valid JSON; ${hint} (a JSON array of objects)`);
   }
@@ -72,7 +74,7 @@ function parseRows(text: string, param: string, hint: string): Row[] {
     }
     const id = (row as Row)[ROW_ID];
     if (!isRowId(id)) {
-      throw invalid(`${param} row ${i} has ${ROW_ID} ${JSON.stringify(id)}, not a non-negative integer; ${hint}`);
+      throw invalid(`${param} row ${i} has ${ROW_ID} ${stringifyJsonExact(id)}, not a non-negative integer; ${hint}`);
     }
   }
   return parsed as Row[];
