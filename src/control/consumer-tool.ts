@@ -4,7 +4,7 @@
  * server, or reading `body_data`), and hands the handler rows and the same
  * data as an Arrow Table.
  */
-import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Table } from 'apache-arrow';
 import { z } from 'zod';
@@ -66,7 +66,7 @@ export function registerConsumerTool(
     const bytesReceived = resolved.source === 'body_data' ? Buffer.byteLength(args.body_data ?? '') : resolved.bytesReceived;
     const result = await handler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
     return isToolResult(result) ? result : jsonToolResult(result);
-  }) as never);
+  }) as ToolCallback<typeof CONSUMER_PARAMS>);
 }
 
 function isToolResult(value: unknown): value is CallToolResult {

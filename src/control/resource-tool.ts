@@ -4,7 +4,7 @@
  * handler returns rows or an Arrow Table, and the wrapper answers plain MCP,
  * or an envelope with the body cached (async) or inline (sync).
  */
-import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { Table } from 'apache-arrow';
 import { z, type ZodRawShape } from 'zod';
@@ -98,7 +98,7 @@ export function registerResourceTool<Shape extends ZodRawShape>(
       if (isS2SPError(error)) return errorToolResult(error);
       throw error;
     }
-  }) as never);
+  }) as ToolCallback<typeof inputSchema>);
 }
 
 /**
@@ -108,14 +108,14 @@ export function registerResourceTool<Shape extends ZodRawShape>(
 function plainResult(result: TableResult): CallToolResult {
   if (Array.isArray(result)) return jsonToolResult(result);
   if (isArrowTable(result)) return textToolResult(rowsText(result));
-  throw new S2SPError('S2SP_ERR_TABLE_INVALID');
+  throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 
 /** The handler's result as a body table with `_row_id` first. */
 export function bodyTableFrom(result: unknown): Table {
   if (Array.isArray(result)) return tableFromRows(result);
   if (isArrowTable(result)) return withRowIds(result);
-  throw new S2SPError('S2SP_ERR_TABLE_INVALID');
+  throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 
 // Duck-typed as well, so a Table from a second copy of apache-arrow works.

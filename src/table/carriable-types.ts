@@ -50,27 +50,23 @@ export function assertCarriableSchema(schema: Schema): void {
 
 function checkType(path: string, type: DataType): void {
   const id = type.typeId as Type;
-  if (id === Type.Dictionary) refuse(path, `is dictionary-encoded inside a nested type (${type}); decode it before returning the table`);
+  if (id === Type.Dictionary) {
+    throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'nestedDictionary', column: path, type: String(type) });
+  }
   if (id === Type.Timestamp) {
     const zone = (type as Timestamp).timezone;
-    if (zone && offsetResolver(zone) === undefined) {
-      refuse(path, `has the time zone ${JSON.stringify(zone)}, which is neither a fixed offset (+05:30) nor a zone name this runtime knows`);
-    }
+    if (zone && offsetResolver(zone) === undefined) throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'unknownZone', column: path, zone });
     return;
   }
   if (LEAF_TYPES.has(id)) return;
-  if (!NESTED_TYPES.has(id)) refuse(path, `has the Arrow type ${type}, which s2sp cannot carry`);
+  if (!NESTED_TYPES.has(id)) throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'unsupportedType', column: path, type: String(type) });
   const children = (type.children ?? []) as Field[];
   if (id === Type.Struct) {
     const seen = new Set<string>();
     for (const child of children) {
-      if (seen.has(child.name)) refuse(path, `is a struct with two fields named ${JSON.stringify(child.name)}; a JSON object cannot hold both`);
+      if (seen.has(child.name)) throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'duplicateField', column: path, field: child.name });
       seen.add(child.name);
     }
   }
   for (const child of children) checkType(`${path}.${child.name}`, child.type);
-}
-
-function refuse(path: string, why: string): never {
-  throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', `column ${JSON.stringify(path)} ${why}`);
 }

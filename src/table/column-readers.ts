@@ -119,7 +119,7 @@ function rawValueReader(field: Field, data: Data): ValueReader {
       const { unit, timezone } = data.type as Timestamp;
       const offsetAt = timezone ? offsetResolver(timezone) : undefined;
       if (timezone && offsetAt === undefined) {
-        throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', `column ${JSON.stringify(field.name)} has an unknown time zone ${JSON.stringify(timezone)}`);
+        throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'unknownZone', column: field.name, zone: timezone });
       }
       const read = int64Values(data.values as BigInt64Array);
       return (i) => timestampText(read(i), unit, offsetAt);
@@ -196,7 +196,7 @@ function rawValueReader(field: Field, data: Data): ValueReader {
       };
     }
   }
-  throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', `column ${JSON.stringify(field.name)} has Arrow type ${field.type}, which s2sp cannot read`);
+  throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'unsupportedType', column: field.name, type: String(field.type) });
 }
 
 /** Decodes string `i` of a Utf8 chunk without copying the value buffer first. */

@@ -284,7 +284,7 @@ function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWho
     result = value(0);
   } catch (error) {
     // Deep nesting overflows this recursion before JSON.parse's own limit.
-    if (error instanceof RangeError) throw new SyntaxError(`JSON nested too deeply at position ${pos}`);
+    if (error instanceof RangeError) throw new SyntaxError(`JSON nested too deeply at position ${pos}`, { cause: error });
     throw error;
   }
   skipSpace();

@@ -177,7 +177,7 @@ function valueWriter(field: Field, data: Data): JsonWriter {
       return (w, i) => writeRange(w, child, i * size, (i + 1) * size);
     }
     case Type.Struct:
-      return structWriter(field, data);
+      return structWriter(data);
     case Type.Map: {
       const offset = offsetReader(data);
       const entries = data.children[0];
@@ -214,10 +214,10 @@ function valueWriter(field: Field, data: Data): JsonWriter {
     case Type.Dictionary:
       return dictionaryWriter(field, data);
   }
-  throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', `column ${JSON.stringify(field.name)} has Arrow type ${field.type}, which s2sp cannot write as JSON`);
+  throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'unsupportedType', column: field.name, type: String(field.type) });
 }
 
-function structWriter(field: Field, data: Data): JsonWriter {
+function structWriter(data: Data): JsonWriter {
   const fields = (data.type as Struct).children;
   const keys = fields.map((f, c) => encoder.encode((c === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
   const children = data.children.map((child, c) => jsonWriter(fields[c], child));
@@ -324,10 +324,7 @@ function writeAsciiString(w: ByteWriter, text: string): void {
 }
 
 function unsupportedZone(field: Field, zone: string): S2SPError {
-  return new S2SPError(
-    'S2SP_ERR_TABLE_UNSUPPORTED_TYPE',
-    `column ${JSON.stringify(field.name)} has a timestamp zone ${JSON.stringify(zone)} that is neither a fixed offset (+05:30) nor a time zone this runtime knows`,
-  );
+  return new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'unknownZone', column: field.name, zone });
 }
 
 /**

@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { tableFromArrays } from 'apache-arrow';
 import { z } from 'zod';
+import type { TableResult } from '../../src/control/resource-tool.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
 import { connectInMemory } from '../support/in-memory-client.js';
@@ -181,7 +182,7 @@ test('a full cache is a tool error and earlier bodies stay fetchable', async (t)
 
 test('a handler returning something that is not a table is a tool error', async (t) => {
   const server = new S2SPServer({ name: 'bad' });
-  server.resourceTool('bad', { description: 'b' }, () => 42 as never);
+  server.resourceTool('bad', { description: 'b' }, () => 42 as unknown as TableResult);
   await server.listen();
   const client = await connectInMemory(server, t);
   const result = await call(client, 'bad', { abstract_domains: 'x' });

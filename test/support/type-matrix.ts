@@ -9,6 +9,8 @@ import {
   Binary,
   BinaryView,
   Bool,
+  BufferType,
+  Data,
   DateDay,
   DateMillisecond,
   Decimal,
@@ -55,10 +57,10 @@ import {
   makeData,
   makeVector,
   vectorFromArray,
-  type Data,
   type DataType,
   type Vector,
 } from 'apache-arrow';
+import type { Buffers } from 'apache-arrow/data';
 
 /** Rows in the matrix table. */
 export const MATRIX_ROWS = 6;
@@ -93,15 +95,24 @@ function bitmap(values: readonly unknown[]): { nullBitmap: Uint8Array; nullCount
   return { nullBitmap, nullCount };
 }
 
+/** A typed array as the constructor of one: fixed-width values go in by index. */
+type NumberArrayConstructor = new (n: number) => { [i: number]: number | bigint };
+
+/** Data from raw buffers, validity from which cells are null (arrow-js's builders would convert values on the way). */
+function rawData<T extends DataType>(type: T, cells: readonly unknown[], buffers: Partial<Buffers<T>>, children?: Data[]): Data<T> {
+  const { nullBitmap, nullCount } = bitmap(cells);
+  return new Data(type, 0, cells.length, nullCount, { ...buffers, [BufferType.VALIDITY]: nullBitmap }, children);
+}
+
 /** Fixed-width values with a null where the cell is null (stride values per cell). */
-function fixed<T extends DataType>(type: T, cells: readonly Cell<readonly (number | bigint)[]>[], Ctor: new (n: number) => { [i: number]: number | bigint }): Data<T> {
+function fixed<T extends DataType>(type: T, cells: readonly Cell<readonly (number | bigint)[]>[], Ctor: NumberArrayConstructor): Data<T> {
   const stride = cells.find((c) => c !== null)!.length;
   const values = new Ctor(cells.length * stride);
   cells.forEach((cell, i) => cell?.forEach((v, k) => (values[i * stride + k] = v)));
-  return makeData({ type, length: cells.length, ...bitmap(cells), data: values } as never) as Data<T>;
+  return rawData(type, cells, { [BufferType.DATA]: values as Buffers<T>[BufferType.DATA] });
 }
 
-function scalars<T extends DataType>(type: T, cells: readonly Cell<number | bigint>[], Ctor: new (n: number) => { [i: number]: number | bigint }): Data<T> {
+function scalars<T extends DataType>(type: T, cells: readonly Cell<number | bigint>[], Ctor: NumberArrayConstructor): Data<T> {
   return fixed(type, cells.map((c) => (c === null ? null : [c])), Ctor);
 }
 
@@ -115,32 +126,38 @@ function decimal(precision: number, scale: number, bits: number, cells: readonly
   );
 }
 
+/** Offsets over element counts: Int32, or (`large`) Int64. */
+function offsetsOf(counts: readonly number[], large: boolean): Int32Array | BigInt64Array {
+  const offsets = large ? new BigInt64Array(counts.length + 1) : new Int32Array(counts.length + 1);
+  let at = 0;
+  counts.forEach((n, i) => {
+    at += n;
+    if (offsets instanceof BigInt64Array) offsets[i + 1] = BigInt(at);
+    else offsets[i + 1] = at;
+  });
+  return offsets;
+}
+
 /** Variable-width bytes with Int32 (or, `large`, Int64) offsets. */
 function variable<T extends DataType>(type: T, cells: readonly Cell<Uint8Array>[], large = false): Data<T> {
-  const offsets = large ? new BigInt64Array(cells.length + 1) : new Int32Array(cells.length + 1);
-  const total = cells.reduce((n, c) => n + (c?.length ?? 0), 0);
-  const bytes = new Uint8Array(total);
+  const bytes = new Uint8Array(cells.reduce((n, c) => n + (c?.length ?? 0), 0));
   let at = 0;
-  cells.forEach((c, i) => {
+  for (const c of cells) {
     if (c !== null) bytes.set(c, at);
     at += c?.length ?? 0;
-    offsets[i + 1] = large ? BigInt(at) : (at as never);
+  }
+  return rawData(type, cells, {
+    [BufferType.OFFSET]: offsetsOf(cells.map((c) => c?.length ?? 0), large) as Buffers<T>[BufferType.OFFSET],
+    [BufferType.DATA]: bytes as Buffers<T>[BufferType.DATA],
   });
-  return makeData({ type, length: cells.length, ...bitmap(cells), valueOffsets: offsets, data: bytes } as never) as Data<T>;
 }
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 const bytes = (...b: number[]): Uint8Array => Uint8Array.from(b);
 
+/** A list-like column (List, LargeList, Map): `cells` holds each row's element count, null for a null row. */
 function list<T extends DataType>(type: T, cells: readonly Cell<number>[], child: Data, large = false): Data<T> {
-  // cells: element counts per row (null: a null list)
-  const offsets = large ? new BigInt64Array(cells.length + 1) : new Int32Array(cells.length + 1);
-  let at = 0;
-  cells.forEach((n, i) => {
-    at += n ?? 0;
-    offsets[i + 1] = large ? BigInt(at) : (at as never);
-  });
-  return makeData({ type, length: cells.length, ...bitmap(cells), valueOffsets: offsets, child } as never) as Data<T>;
+  return rawData(type, cells, { [BufferType.OFFSET]: offsetsOf(cells.map((n) => n ?? 0), large) as Buffers<T>[BufferType.OFFSET] }, [child]);
 }
 
 const N = null;
