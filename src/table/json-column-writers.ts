@@ -46,7 +46,7 @@ import {
 import { decimalText } from './decimal-text.js';
 import { finiteFloatText, float16ToNumber, nonFiniteName } from './float-text.js';
 import { isJsonField } from './json-column.js';
-import { date64Text, dateText, durationText, timeText, timestampText, type StoredInteger } from './temporal-text.js';
+import { date64Text, dateText, durationText, timeText, timestampJsonWriter, type StoredInteger } from './temporal-text.js';
 import { offsetResolver } from './time-zone.js';
 
 /** Appends the JSON of element `i` to `w`. */
@@ -150,8 +150,10 @@ function valueWriter(field: Field, data: Data): JsonWriter {
       const { unit, timezone } = data.type as Timestamp;
       const offsetAt = timezone ? offsetResolver(timezone) : undefined;
       if (timezone && offsetAt === undefined) throw unsupportedZone(field, timezone);
-      const read = int64Values(data.values as BigInt64Array);
-      return (w, i) => writeAsciiString(w, timestampText(read(i), unit, offsetAt));
+      const values = data.values as BigInt64Array;
+      const words = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
+      const write = timestampJsonWriter(unit, offsetAt);
+      return (w, i) => write(w, words[2 * i + 1], words[2 * i]);
     }
     case Type.Time: {
       const unit = (data.type as Time).unit;

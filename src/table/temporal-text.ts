@@ -17,6 +17,7 @@
  * Values arrive as the stored integer: a number when it is a safe integer,
  * a bigint beyond (nanosecond timestamps usually are).
  */
+import type { ByteWriter } from './byte-writer.js';
 import { offsetText, type OffsetAt } from './time-zone.js';
 
 /** Fraction digits per Arrow TimeUnit (SECOND, MILLISECOND, MICROSECOND, NANOSECOND). */
@@ -123,4 +124,100 @@ function floorSplit(value: StoredInteger, divisor: number): { whole: StoredInteg
     rest += d;
   }
   return { whole: whole >= -MAX_SAFE && whole <= MAX_SAFE ? Number(whole) : whole, rest: Number(rest) };
+}
+
+const TWO_32 = 4294967296;
+const QUOTE = 0x22;
+/** Largest |seconds| the fast path computes in doubles. */
+const FAST_SECONDS = 2 ** 52;
+const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, k) => 0x30 + (k & 1 ? (k >> 1) % 10 : Math.floor((k >> 1) / 10)));
+
+/**
+ * Writes one column's timestamps as quoted JSON text straight into a
+ * ByteWriter: the same text as {@link timestampText}, without building
+ * strings. The stored int64 arrives as its two 32-bit words, split into
+ * seconds and fraction exactly without a bigint: a double quotient, then the
+ * remainder recomputed modulo 2^32 (it is small, so that is all of it). A
+ * day's date bytes are kept, since neighbouring rows usually share a day.
+ * @param unit Arrow TimeUnit (0 = s ... 3 = ns)
+ */
+export function timestampJsonWriter(unit: number, offsetAt?: OffsetAt): (w: ByteWriter, high: number, low: number) => void {
+  const perSecond = PER_SECOND[unit];
+  const digits = UNIT_DIGITS[unit];
+  const offsetBytes = new Map<number, Uint8Array>();
+  let lastDay = NaN;
+  let dateBytes: Uint8Array = new Uint8Array(0);
+  return (w, high, low) => {
+    const approx = high * TWO_32 + (low >>> 0);
+    let seconds = Math.floor(approx / perSecond);
+    if (!(Math.abs(seconds) < FAST_SECONDS)) {
+      const text = timestampText((BigInt(high) << 32n) | BigInt(low >>> 0), unit, offsetAt);
+      w.ensure(text.length + 2);
+      w.buf[w.pos++] = QUOTE;
+      w.ascii(text);
+      w.buf[w.pos++] = QUOTE;
+      return;
+    }
+    // value - seconds * perSecond is within (-2^31, 2^31): its low 32 bits are all of it.
+    const secondsLow = seconds - Math.floor(seconds / TWO_32) * TWO_32;
+    let fraction = ((low >>> 0) - (Math.imul(secondsLow, perSecond) >>> 0)) | 0;
+    while (fraction < 0) {
+      fraction += perSecond;
+      seconds -= 1;
+    }
+    while (fraction >= perSecond) {
+      fraction -= perSecond;
+      seconds += 1;
+    }
+    const offset = offsetAt === undefined ? 0 : offsetAt(seconds);
+    const local = seconds + offset;
+    const day = Math.floor(local / DAY_SECONDS);
+    const secondOfDay = local - day * DAY_SECONDS;
+    if (day !== lastDay) {
+      lastDay = day;
+      dateBytes = asciiBytes(dateText(day));
+    }
+    let zone: Uint8Array | undefined;
+    if (offsetAt !== undefined) {
+      zone = offsetBytes.get(offset);
+      if (zone === undefined) offsetBytes.set(offset, (zone = asciiBytes(offsetText(offset))));
+    }
+    w.ensure(dateBytes.length + 24 + (zone?.length ?? 0));
+    const buf = w.buf;
+    let pos = w.pos;
+    buf[pos++] = QUOTE;
+    buf.set(dateBytes, pos);
+    pos += dateBytes.length;
+    buf[pos++] = 0x54; // 'T'
+    pos = pair(buf, pos, Math.floor(secondOfDay / 3600));
+    buf[pos++] = 0x3a; // ':'
+    pos = pair(buf, pos, Math.floor((secondOfDay % 3600) / 60));
+    buf[pos++] = 0x3a;
+    pos = pair(buf, pos, secondOfDay % 60);
+    if (digits > 0) {
+      buf[pos++] = 0x2e; // '.'
+      for (let k = digits - 1; k >= 0; k--) {
+        buf[pos + k] = 0x30 + (fraction % 10);
+        fraction = Math.floor(fraction / 10);
+      }
+      pos += digits;
+    }
+    if (zone !== undefined) {
+      buf.set(zone, pos);
+      pos += zone.length;
+    }
+    buf[pos++] = QUOTE;
+    w.pos = pos;
+  };
+}
+
+/** Writes 0-99 as two digits. */
+function pair(buf: Uint8Array, pos: number, n: number): number {
+  buf[pos] = DIGIT_PAIRS[2 * n];
+  buf[pos + 1] = DIGIT_PAIRS[2 * n + 1];
+  return pos + 2;
+}
+
+function asciiBytes(text: string): Uint8Array {
+  return Uint8Array.from(text, (c) => c.charCodeAt(0));
 }

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { TimeUnit } from 'apache-arrow';
-import { date64Text, dateText, durationText, timeText, timestampText } from '../../src/table/temporal-text.js';
+import { ByteWriter } from '../../src/table/byte-writer.js';
+import { date64Text, dateText, durationText, timeText, timestampJsonWriter, timestampText } from '../../src/table/temporal-text.js';
 import { offsetResolver, offsetText } from '../../src/table/time-zone.js';
 
 /** The range of a JS Date, in milliseconds: an independent oracle (toISOString) within it. */
@@ -90,4 +91,30 @@ test('times of day and durations keep the unit digits; signs and big values surv
   assert.equal(durationText(-1, TimeUnit.NANOSECOND), '-PT0.000000001S');
   assert.equal(durationText(-(2n ** 63n), TimeUnit.MICROSECOND), '-PT9223372036854.775808S');
   assert.equal(date64Text(-1), '1969-12-31T23:59:59.999');
+});
+
+test('property: the byte-level timestamp writer writes exactly the quoted timestampText, every unit and zone', () => {
+  const zones = [undefined, 'UTC', '+05:30', '-09:45', 'America/New_York', 'Australia/Lord_Howe'];
+  fc.assert(
+    fc.property(
+      fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+      fc.bigInt({ min: -(10n ** 17n), max: 10n ** 17n }),
+      fc.constantFrom(TimeUnit.SECOND, TimeUnit.MILLISECOND, TimeUnit.MICROSECOND, TimeUnit.NANOSECOND),
+      fc.constantFrom(...zones),
+      (wide, near, unit, zone) => {
+        const offsetAt = zone === undefined ? undefined : offsetResolver(zone);
+        // One writer per column: a second value exercises its cached date and offset bytes.
+        const write = timestampJsonWriter(unit, offsetAt);
+        const w = new ByteWriter(64);
+        const values = [wide, near, near + 1n];
+        for (const v of values) {
+          write(w, Number(BigInt.asIntN(32, v >> 32n)), Number(BigInt.asIntN(32, v)));
+          w.ascii(',');
+        }
+        const expected = values.map((v) => `${JSON.stringify(timestampText(Number.isSafeInteger(Number(v)) ? Number(v) : v, unit, offsetAt))},`).join('');
+        assert.equal(Buffer.from(w.take()).toString('latin1'), expected);
+      },
+    ),
+    { numRuns: 3000 },
+  );
 });
