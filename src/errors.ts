@@ -257,7 +257,7 @@ export const ERRORS = {
       rowNotObject: (p: { index: number }) => `row ${p.index} is not a JSON object`,
       rowNoRowId: (p: { index: number }) => `row ${p.index} has no integer ${ROW_ID}`,
       notJsonValue: (p: { column: string; type: string }) =>
-        `column ${quoteInput(p.column)} holds a ${p.type}; rows must hold JSON values (convert bigints to numbers or strings)`,
+        `column ${quoteInput(p.column)} holds a ${p.type}; rows must hold JSON values`,
       // A table given to a store (bodyTableOf): _row_id is the row's position, never user data.
       rowIdNotNumbers: (p: { type: string }) =>
         `the table's ${ROW_ID} column is ${p.type}, not the numbers 0..n-1 in row order; drop the column and s2sp numbers the rows`,
@@ -269,6 +269,20 @@ export const ERRORS = {
   S2SP_ERR_TABLE_TOO_LARGE: {
     status: 500,
     message: (p: { column: string }) => `column ${quoteInput(p.column)} holds over 2 GiB of text, too much for one Arrow column`,
+  },
+  S2SP_ERR_TABLE_UNSUPPORTED_TYPE: {
+    status: 500,
+    message: situations({
+      unsupportedType: (p: { column: string; type: string }) =>
+        `column ${quoteInput(p.column)} has the Arrow type ${p.type}, which s2sp cannot carry; cast it to a supported type (README, "JSON encoding of Arrow types")`,
+      nestedDictionary: (p: { column: string; type: string }) =>
+        `column ${quoteInput(p.column)} is dictionary-encoded inside a nested type (${p.type}); decode the dictionary before returning the table`,
+      unknownZone: (p: { column: string; zone: string }) =>
+        `column ${quoteInput(p.column)} has the time zone ${quoteInput(p.zone)}, which is neither a fixed offset (+05:30) nor a zone name this runtime knows; ` +
+        'convert it to UTC or to a known zone',
+      duplicateField: (p: { column: string; field: string }) =>
+        `column ${quoteInput(p.column)} is a struct with two fields named ${quoteInput(p.field)}; a JSON object cannot hold both, so rename one`,
+    }),
   },
 
   // Control plane: consumer tools (SPEC 2.2)

@@ -6,6 +6,7 @@
  */
 import { S2SPError, type ErrorParams } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
+import { parseJsonExact } from '../table/exact-json.js';
 import type { Row } from '../table/rows-from-table.js';
 
 /** The consumer tool's arguments, exactly as the agent sends them. */
@@ -55,7 +56,8 @@ function parseRows(text: string, param: 'abstract_data' | 'body_data'): Row[] {
   if (text.trim() === '') throw invalid({ problem: 'rowsMissing', param });
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // Exact: an int64 beyond 2^53 in sync-mode body rows keeps its digits.
+    parsed = parseJsonExact(text);
   } catch {
     throw invalid({ problem: 'rowsNotJson', param });
   }

@@ -7,10 +7,16 @@
  * so that key is optional. Everything else is checked, because a document
  * that is cut short or is not ours must fail the transfer rather than turn
  * into fewer rows (DESIGN.md, "Truncation").
+ *
+ * Numbers are read exactly (exact-json.ts): an integer beyond 2^53 becomes an
+ * Int64 (or UInt64) column, not a rounded double, and a column the server
+ * wrote as floats (`2.0`) stays Float64. Bare NaN/Infinity, which Python's
+ * `json.dumps` writes, are read as those floats.
  */
 import type { Table } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
+import { parseJsonExact } from '../table/exact-json.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { responseInvalid as invalid } from './http-failure.js';
 
@@ -34,7 +40,8 @@ export interface DecodedBody {
  *   `S2SP_ERR_CONSUMER_BODY_TOO_LARGE` when it is too long for one JS string
  */
 export function bodyFromJson(bytes: Uint8Array): DecodedBody {
-  const doc = parseDocument(bytes);
+  const floatColumns = new Set<string>();
+  const doc = parseDocument(bytes, floatColumns);
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw invalid({ problem: 'notObject' });
   }
@@ -49,7 +56,7 @@ export function bodyFromJson(bytes: Uint8Array): DecodedBody {
   }
   let table: Table;
   try {
-    table = tableFromRows(body, { preserveRowIds: true });
+    table = tableFromRows(body, { preserveRowIds: true, floatColumns });
   } catch (error) {
     if (isS2SPError(error, 'S2SP_ERR_TABLE_INVALID')) throw invalid({ problem: 'badRows', reason: (error as Error).message }, error);
     throw error;
@@ -61,7 +68,10 @@ export function bodyFromJson(bytes: Uint8Array): DecodedBody {
   };
 }
 
-function parseDocument(bytes: Uint8Array): unknown {
+/** Rows sit at depth 2: the document object, its `body` array, the row. */
+const ROW_DEPTH = 2;
+
+function parseDocument(bytes: Uint8Array, floatColumns: Set<string>): unknown {
   let text: string;
   try {
     text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
@@ -70,7 +80,7 @@ function parseDocument(bytes: Uint8Array): unknown {
     throw new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'jsonTooLong', bytes: bytes.byteLength }, { cause: error });
   }
   try {
-    return JSON.parse(text);
+    return parseJsonExact(text, { onWholeFloat: (key, depth) => depth === ROW_DEPTH && floatColumns.add(key) });
   } catch (error) {
     throw invalid({ problem: text.length === 0 ? 'empty' : 'notJson' }, error);
   }

@@ -11,11 +11,10 @@ import { z, type ZodRawShape } from 'zod';
 import type { BodyStore } from '../cache/body-store.js';
 import { S2SPError, isS2SPError } from '../errors.js';
 import { bodyTableOf } from '../table/body-table.js';
-import { rowsFromTable } from '../table/rows-from-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
-import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns } from './envelope.js';
-import { errorToolResult, jsonToolResult } from './tool-results.js';
+import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, envelopeText, rowsText } from './envelope.js';
+import { errorToolResult, jsonToolResult, textToolResult } from './tool-results.js';
 
 /** What a resource tool handler returns: rows (plain objects) or an Arrow Table. */
 export type TableResult = readonly Record<string, unknown>[] | Table;
@@ -91,10 +90,10 @@ export function registerResourceTool<Shape extends ZodRawShape>(
       if (domains === undefined) return plainResult(result);
       const table = bodyTableFrom(result);
       checkDomainsExist(domains, dataColumns(table));
-      if (mode === 'sync') return jsonToolResult(buildEnvelope(table, domains, { mode: 'sync' }, limit));
+      if (mode === 'sync') return textToolResult(envelopeText(buildEnvelope(table, domains, { mode: 'sync' }, limit), table));
       const { token } = await context.store.put(table);
       const resourceUrl = context.resourceUrlFor(token);
-      return jsonToolResult(buildEnvelope(table, domains, { mode: 'async', resourceUrl }, limit));
+      return textToolResult(envelopeText(buildEnvelope(table, domains, { mode: 'async', resourceUrl }, limit), table));
     } catch (error) {
       if (isS2SPError(error)) return errorToolResult(error);
       throw error;
@@ -102,10 +101,13 @@ export function registerResourceTool<Shape extends ZodRawShape>(
   }) as ToolCallback<typeof inputSchema>);
 }
 
-/** Plain MCP (no `abstract_domains`): the rows exactly as the handler returned them. */
+/**
+ * Plain MCP (no `abstract_domains`): the rows exactly as the handler returned
+ * them; an Arrow Table's values as the JSON body would write them.
+ */
 function plainResult(result: TableResult): CallToolResult {
   if (Array.isArray(result)) return jsonToolResult(result);
-  if (isArrowTable(result)) return jsonToolResult(rowsFromTable(result));
+  if (isArrowTable(result)) return textToolResult(rowsText(result));
   throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 

@@ -5,13 +5,19 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { S2SPError, isS2SPError } from '../errors.js';
+import { stringifyJsonExact } from '../table/exact-json.js';
 
 /** `_meta` key holding an error's stable code. */
 export const ERROR_CODE_META_KEY = 's2sp/error-code';
 
-/** A tool result holding `value` as one compact JSON text block. */
+/** A tool result holding `value` as one compact JSON text block (bigints as their exact digits). */
 export function jsonToolResult(value: unknown): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(value) }] };
+  return textToolResult(stringifyJsonExact(value));
+}
+
+/** A tool result holding `text` (JSON already) as one text block. */
+export function textToolResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }] };
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import { Field, Int32, RecordBatch, Schema, Struct, Table, Type, makeData, type Data, type Int } from 'apache-arrow';
 import { ROW_ID } from '../protocol/row-id.js';
+import { assertCarriableSchema } from './carriable-types.js';
 import { decodeDictionaries } from './decode-dictionaries.js';
 
 /** The Arrow field of the row identifier: Int32, never null. */
@@ -21,8 +22,12 @@ export function rowIdData(start: number, length: number): Data<Int32> {
  * columns decoded (decode-dictionaries.ts). An existing `_row_id` column is
  * replaced: ids are positions, never user data. Other column buffers are
  * shared, not copied.
+ *
+ * @throws S2SPError `S2SP_ERR_TABLE_UNSUPPORTED_TYPE` for a column no body can
+ *   carry exactly (carriable-types.ts)
  */
 export function withRowIds(input: Table): Table {
+  assertCarriableSchema(input.schema);
   const table = decodeDictionaries(input);
   const fields = table.schema.fields.filter((f) => f.name !== ROW_ID);
   const schema = new Schema([ROW_ID_FIELD, ...fields], table.schema.metadata);

@@ -141,6 +141,25 @@ test('serve reads a JSON file given as FILE', async (t) => {
   assert.deepEqual(JSON.parse((plain.content[0] as { text: string }).text), [{ a: 1, b: 'x' }, { a: 2, b: 'y' }]);
 });
 
+test('serve file.json keeps int64 digits beyond 2^53 and whole floats as floats, in the abstract and the body', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 's2sp-cli-'));
+  const file = join(dir, 'ids.json');
+  writeFileSync(file, '[{"id": 9007199254740993, "price": 2.0, "n": 1}, {"id": 18446744073709551615, "price": 3.5, "n": 2}]');
+  const client = new Client({ name: 'cli-test', version: '0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', file, '--tool', 'ids'], stderr: 'ignore' }));
+  t.after(() => client.close());
+  const result = (await client.callTool({ name: 'ids', arguments: { abstract_domains: 'id,price' } })) as CallToolResult;
+  const text = (result.content[0] as { text: string }).text;
+  assert.ok(text.includes('"abstract":[{"_row_id":0,"id":9007199254740993,"price":2.0},{"_row_id":1,"id":18446744073709551615,"price":3.5}]'), text);
+  const url = /"resource_url":"([^"]+)"/.exec(text)![1];
+  const body = await (await post(url, '{"columns":["id","price","n"]}')).text();
+  assert.equal(
+    body,
+    '{"body":[{"_row_id":0,"id":9007199254740993,"price":2.0,"n":1},{"_row_id":1,"id":18446744073709551615,"price":3.5,"n":2}],' +
+      '"total_rows":2,"columns_returned":["_row_id","id","price","n"]}',
+  );
+});
+
 const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
   ['unknown command', ['frobnicate'], 2, /unknown command/],
   ['bad transport', ['serve', '--transport', 'carrier-pigeon'], 2, /--transport must be one of/],

@@ -318,7 +318,8 @@ test('the exact document for {"row_ids":[0,2],"columns":["mag"]}; a second fetch
     columns_returned: ['_row_id', 'mag'],
   };
   assert.deepEqual(res.json(), expected);
-  assert.equal(res.body, JSON.stringify(expected));
+  // mag is a Float64 column: a whole value keeps its fraction (README, "JSON encoding of Arrow types").
+  assert.equal(res.body, JSON.stringify(expected).replace('"mag":2}', '"mag":2.0}'));
   assert.equal(await s.store.has(token), false);
   assertError(await s.post(token, '{"row_ids":[0,2],"columns":["mag"]}', { 'content-type': 'application/json' }), 404, NOT_FOUND);
 });

@@ -44,8 +44,8 @@ let loading: Promise<ParquetWasm> | undefined;
 /**
  * Reads Parquet bytes into a Table with `_row_id` (Int32, 0..n-1) first.
  * LargeUtf8 and LargeBinary columns come back as Utf8 and Binary when their
- * bytes fit Int32 offsets; Timestamp columns keep their unit (the JSON path
- * renders any unit as epoch milliseconds).
+ * bytes fit Int32 offsets; Timestamp columns keep their unit (JSON writes
+ * them as ISO 8601 text with that unit's precision).
  *
  * @param bytes the whole file
  * @param onProgress called after each read of a file over
