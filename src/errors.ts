@@ -20,6 +20,19 @@ export const ERRORS = {
   S2SP_ERR_CONTENT_TYPE_UNSUPPORTED: { status: 415, message: 'request body must be application/json' },
   S2SP_ERR_INTERNAL: { status: 500, message: 'internal error' },
 
+  // HTTP surfaces (SPEC 3.5, 4): requests refused before any route runs
+  S2SP_ERR_REQUEST_MALFORMED: { status: 400, message: 'the HTTP request is malformed; the server could not parse it' },
+  S2SP_ERR_REQUEST_TIMEOUT: { status: 408, message: 'the request did not arrive in full within the server time limit' },
+  S2SP_ERR_REQUEST_HEADERS_TOO_LARGE: { status: 431, message: 'the request headers are over the server limit' },
+  S2SP_ERR_MCP_HOST_REFUSED: {
+    status: 403,
+    message: 'this MCP endpoint does not accept requests for that Host or from that Origin (DNS-rebinding protection)',
+  },
+  S2SP_ERR_MCP_BODY_TOO_LARGE: {
+    status: 413,
+    message: 'the MCP request is over the server body limit; pass big tables by resource_url (async mode) instead of body_data',
+  },
+
   // Cache
   S2SP_ERR_CACHE_FULL: { status: 507, message: 'the body cache is full' },
   S2SP_ERR_CACHE_CLOSED: { status: 503, message: 'the body cache is closed' },
@@ -44,6 +57,21 @@ export const ERRORS = {
 
   // Native codecs
   S2SP_ERR_CODEC_UNAVAILABLE: { status: 406, message: 'the LZ4 codec (lz4-napi) is not available on this platform' },
+
+  // Configuration: options checked when a plugin, store or server is built
+  S2SP_ERR_OPTION_INVALID: { status: 500, message: 'an option is invalid' },
+  S2SP_ERR_PUBLIC_URL_REQUIRED: {
+    status: 500,
+    message:
+      'the server binds every interface (0.0.0.0 or ::), so it cannot tell which address consumers reach it at; ' +
+      'pass publicUrl (--public-url http://<reachable-host>:<port>)',
+  },
+
+  // Tool handlers
+  S2SP_ERR_TOOL_FAILED: {
+    status: 500,
+    message: 'the tool failed unexpectedly; the details are in the server log. Try again, or tell the server operator',
+  },
 
   // CLI
   S2SP_ERR_INPUT_UNREADABLE: { status: 400, message: 'the input file could not be read as a table' },
@@ -77,8 +105,27 @@ export function isS2SPError(value: unknown, code?: ErrorCode): value is S2SPErro
   return code === undefined || c === code;
 }
 
-/** Lists at most `limit` values for an error message, noting how many were left off. */
+/** Longest quote of one input value in an error message, in characters. */
+export const QUOTE_LIMIT = 80;
+
+/**
+ * One input value quoted for an error message: JSON, cut to `maxChars` with
+ * an ellipsis, so a hostile value (a million-character column name, a value
+ * nested too deep to stringify) never reaches a message whole.
+ */
+export function quoteForMessage(value: unknown, maxChars = QUOTE_LIMIT): string {
+  let text: string;
+  try {
+    // Only a prefix can be shown: do not stringify all of a huge string to find it.
+    text = typeof value === 'string' ? JSON.stringify(value.slice(0, maxChars + 1)) : String(JSON.stringify(value));
+  } catch {
+    text = Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+  }
+  return text.length > maxChars ? `${text.slice(0, maxChars)}…` : text;
+}
+
+/** Lists at most `limit` values for an error message (each quoted and bounded), noting how many were left off. */
 export function listForMessage(values: readonly unknown[], limit = 5): string {
-  const shown = values.slice(0, limit).map((v) => JSON.stringify(v)).join(', ');
+  const shown = values.slice(0, limit).map((v) => quoteForMessage(v)).join(', ');
   return values.length > limit ? `${shown} (and ${values.length - limit} more)` : shown;
 }
