@@ -62,6 +62,12 @@ export interface BodyStore {
   lease(token: string): Promise<BodyLease>;
   /** True when the token names a live entry (leased or not). */
   has(token: string): Promise<boolean>;
+  /**
+   * Revokes a token: no transfer can start with it any more, and its entry is
+   * removed (once the transfer holding it ends, if one does).
+   * @returns true when the token named a live entry
+   */
+  delete(token: string): Promise<boolean>;
   /** Entry count and bytes held. */
   stats(): Promise<StoreStats>;
   /** Drops every entry and stops timers. */

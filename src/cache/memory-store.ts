@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
+import { positiveOption } from '../option-checks.js';
 import type { BodyLease, BodyStore, CachedBody, PutResult, StoreStats } from './body-store.js';
 import { sharedIpcFromTable, tableFromSharedIpc } from '../ipc/shared-body.js';
 import type { FullGc } from './gc-nudge.js';
@@ -37,7 +38,7 @@ export interface MemoryStoreOptions {
    */
   singleUse?: boolean;
   /** Called when an entry is removed, with why (for metrics and tests). */
-  onEvict?: (reason: 'consumed' | 'expired' | 'closed') => void;
+  onEvict?: (reason: EvictReason) => void;
   /**
    * A full garbage collection for the store's own buffer pool to ask for
    * (e.g. `globalThis.gc` under `--expose-gc`); ignored with `memoryPool`.
@@ -46,6 +47,9 @@ export interface MemoryStoreOptions {
   /** Where body buffers come from and go back to (default: a pool of this store's own). */
   memoryPool?: SharedMemoryPool;
 }
+
+/** Why an entry left the store: fetched, past its TTL, store closed, or revoked with `delete`. */
+export type EvictReason = 'consumed' | 'expired' | 'closed' | 'revoked';
 
 interface Entry {
   readonly body: CachedBody;
@@ -130,6 +134,16 @@ export class MemoryStore implements BodyStore {
     return entry !== undefined && !entry.expired && Date.now() < entry.expiresAt;
   }
 
+  async delete(token: string): Promise<boolean> {
+    const entry = this.entries.get(token);
+    if (entry === undefined) return false;
+    const live = !entry.expired && Date.now() < entry.expiresAt;
+    // A transfer in flight reads the entry's buffer: the entry goes when its lease ends.
+    entry.expired = true;
+    if (!entry.inFlight) this.remove(token, 'revoked');
+    return live;
+  }
+
   async stats(): Promise<StoreStats> {
     return { entries: this.entries.size, bytes: this.bytes, maxBytes: this.maxBytes, idleBytes: this.memoryPool.stats().bytes };
   }
@@ -162,7 +176,7 @@ export class MemoryStore implements BodyStore {
     if (!entry.inFlight) this.remove(token, 'expired');
   }
 
-  private remove(token: string, reason: 'consumed' | 'expired' | 'closed'): void {
+  private remove(token: string, reason: EvictReason): void {
     const entry = this.entries.get(token);
     if (entry === undefined) return;
     clearTimeout(entry.timer);
@@ -175,6 +189,5 @@ export class MemoryStore implements BodyStore {
 }
 
 function positive(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
-  return value;
+  return positiveOption(value, name) as number;
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MemoryStore, type MemoryStoreOptions } from '../../src/cache/memory-store.js';
+import { MemoryStore, type EvictReason, type MemoryStoreOptions } from '../../src/cache/memory-store.js';
 import { sharedIpcFromTable } from '../../src/ipc/shared-body.js';
 import { isWellFormedToken, mintToken, redactToken, redactTokensInUrl } from '../../src/protocol/token.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
@@ -17,7 +17,7 @@ const rows = Array.from({ length: 100 }, (_, i) => ({ id: i, name: `row ${i}`, v
 const table = tableFromRows(rows);
 const tableBytes = sharedIpcFromTable(table).byteLength;
 
-type Evicted = Array<'consumed' | 'expired' | 'closed'>;
+type Evicted = EvictReason[];
 
 /** A store closed after the test, with its evictions recorded. */
 function storeFor(t: { after(fn: () => Promise<void>): void }, options: MemoryStoreOptions = {}): { store: MemoryStore; evicted: Evicted } {
@@ -217,9 +217,9 @@ test('the cached body is SharedArrayBuffer-backed IPC, and the table maps it', a
   assert.equal(idColumn.values.buffer, lease.body.ipc.buffer, 'column buffers are views over the shared IPC, not copies');
 });
 
-test('invalid options are a RangeError', () => {
+test('invalid options are S2SP_ERR_OPTION_INVALID at construction', () => {
   for (const options of [{ ttlMs: 0 }, { ttlMs: -1 }, { ttlMs: NaN }, { maxBytes: 0 }, { maxBytes: Infinity }]) {
-    assert.throws(() => new MemoryStore(options), RangeError, JSON.stringify(options));
+    assert.throws(() => new MemoryStore(options), { code: 'S2SP_ERR_OPTION_INVALID' }, JSON.stringify(options));
   }
 });
 
@@ -274,4 +274,25 @@ test('singleUse: false (benchmarks only) allows concurrent transfers of one toke
   for (const lease of leases) await lease.commit();
   assert.equal(await store.has(token), true);
   await store.close();
+});
+
+test('delete revokes a token at once, or when the transfer holding it ends', async (t) => {
+  const { store, evicted } = storeFor(t);
+  const idle = await store.put(table);
+  assert.equal(await store.delete(idle.token), true);
+  assert.equal(await store.has(idle.token), false);
+  await assertRejectsCode(store.lease(idle.token), 'S2SP_ERR_TOKEN_NOT_FOUND');
+  assert.deepEqual(evicted, ['revoked']);
+  assert.equal(await store.delete(idle.token), false, 'a second delete finds nothing');
+  assert.equal(await store.delete(mintToken()), false);
+
+  const busy = await store.put(table);
+  const lease = await store.lease(busy.token);
+  assert.equal(await store.delete(busy.token), true);
+  assert.equal(await store.has(busy.token), false, 'no new transfer may start');
+  assert.equal((await store.stats()).entries, 1, 'the leased body stays until its transfer ends');
+  assert.equal(lease.body.table.numRows, rows.length, 'the transfer still reads its body');
+  await lease.release();
+  assert.equal((await store.stats()).entries, 0);
+  assert.equal((await store.stats()).bytes, 0);
 });

@@ -248,6 +248,7 @@ test('500 names no internals, and the error code is S2SP_ERR_INTERNAL', async (t
       throw new Error(secret);
     },
     has: async () => false,
+    delete: async () => false,
     stats: async () => ({ entries: 0, bytes: 0, maxBytes: 0 }),
     close: async () => {},
   };
