@@ -8,7 +8,7 @@
  * that already had the target name.
  */
 import { RecordBatch, Schema, Struct, Table, makeData, type Field } from 'apache-arrow';
-import { S2SPError } from '../errors.js';
+import { S2SPError, quoteForMessage } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 import { setRowValue } from './merge.js';
@@ -39,14 +39,14 @@ export function parseColumnMapping(text: string | undefined): Record<string, str
   const sourceOf = new Map<string, string>();
   for (const [source, target] of Object.entries(parsed)) {
     if (typeof target !== 'string' || target === '') {
-      throw invalid(`maps ${JSON.stringify(source)} to ${JSON.stringify(target)}; every value must be a non-empty column name`);
+      throw invalid(`maps ${quoteForMessage(source)} to ${quoteForMessage(target)}; every value must be a non-empty column name`);
     }
     if (source === ROW_ID || target === ROW_ID) {
       throw invalid(`must not rename ${ROW_ID} or rename a column to it; ${ROW_ID} joins the rows`);
     }
     const earlier = sourceOf.get(target);
     if (earlier !== undefined) {
-      throw invalid(`maps both ${JSON.stringify(earlier)} and ${JSON.stringify(source)} to ${JSON.stringify(target)}; targets must differ`);
+      throw invalid(`maps both ${quoteForMessage(earlier)} and ${quoteForMessage(source)} to ${quoteForMessage(target)}; targets must differ`);
     }
     sourceOf.set(target, source);
     setRowValue(mapping, source, target);

@@ -4,7 +4,7 @@
  * parsers here turn `abstract_data` and `body_data` into rows, and say which
  * parameter is wrong and how to fix it, since the reader is an LLM.
  */
-import { S2SPError } from '../errors.js';
+import { S2SPError, quoteForMessage } from '../errors.js';
 import { MAX_ROW_ID, ROW_ID, isRowId } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 
@@ -20,6 +20,13 @@ export interface ConsumerArgs {
   column_mapping?: string;
 }
 
+/**
+ * Deepest nesting accepted in `abstract_data` and `body_data`: the array is
+ * level 1, a row level 2, its values from level 3. Table values nest a few
+ * levels; a value nested thousands deep only serves to overflow the stack of
+ * whatever walks it later.
+ */
+export const MAX_NESTING_DEPTH = 64;
 
 /**
  * Parses `abstract_data`.
@@ -62,6 +69,10 @@ function parseRows(text: string, param: string, hint: string): Row[] {
   if (!Array.isArray(parsed)) {
     throw invalid(`${param} must be a JSON array of row objects, got ${describe(parsed)}; ${hint}`);
   }
+  const tooDeep = firstTooDeep(parsed);
+  if (tooDeep !== undefined) {
+    throw invalid(`${param} row ${tooDeep} nests deeper than ${MAX_NESTING_DEPTH} levels; ${hint}`);
+  }
   for (let i = 0; i < parsed.length; i++) {
     const row = parsed[i];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
@@ -72,10 +83,30 @@ function parseRows(text: string, param: string, hint: string): Row[] {
     }
     const id = (row as Row)[ROW_ID];
     if (!isRowId(id)) {
-      throw invalid(`${param} row ${i} has ${ROW_ID} ${JSON.stringify(id)}, not a non-negative integer; ${hint}`);
+      throw invalid(`${param} row ${i} has ${ROW_ID} ${quoteForMessage(id)}, not a non-negative integer; ${hint}`);
     }
   }
   return parsed as Row[];
+}
+
+/**
+ * The index of the first row nesting deeper than {@link MAX_NESTING_DEPTH},
+ * or undefined. Iterative: JSON.parse accepts any depth, and a recursive walk
+ * would overflow on the very input it is meant to refuse.
+ */
+function firstTooDeep(rows: readonly unknown[]): number | undefined {
+  for (let i = 0; i < rows.length; i++) {
+    const stack: Array<[unknown, number]> = [[rows[i], 2]];
+    while (stack.length > 0) {
+      const [value, depth] = stack.pop()!;
+      if (typeof value !== 'object' || value === null) continue;
+      if (depth > MAX_NESTING_DEPTH) return i;
+      for (const child of Array.isArray(value) ? value : Object.values(value)) {
+        if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+      }
+    }
+  }
+  return undefined;
 }
 
 function describe(value: unknown): string {

@@ -11,7 +11,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Table } from 'apache-arrow';
-import { S2SPError } from '../errors.js';
+import { S2SPError, quoteForMessage } from '../errors.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { acceptFor, bodyFormatOption, decodeAnswer, type BodyFormat } from './body-format.js';
 import { checkResourceUrl } from './resource-url.js';
@@ -114,7 +114,20 @@ interface Answer {
   contentType: string | undefined;
 }
 
-/** One POST; resolves with the complete 2xx body, rejects with an S2SPError. */
+/**
+ * Errors of a request whose connection the server had already closed: the
+ * agent reused a kept-alive socket the server was closing (a server that
+ * answers and then hangs up without `Connection: close` does this).
+ */
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/**
+ * One POST; resolves with the complete 2xx body, rejects with an S2SPError.
+ * A request sent on a reused keep-alive connection that fails with
+ * ECONNRESET or EPIPE before any response byte is sent once more, on a fresh
+ * connection: the server never answered it, so it cannot have served the
+ * token (a lease it took is released when the connection closes).
+ */
 function post(url: URL, payload: string, accept: string, maxBytes: number, timeoutMs: number, signal?: AbortSignal): Promise<Answer> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
@@ -137,23 +150,42 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
       }
     };
     const onAbort = () => finish(fetchFailed('the fetch was aborted', signal?.reason));
+    let request: http.ClientRequest;
+    let retried = false;
     const timer = setTimeout(
       () => finish(fetchFailed(`the resource server did not answer in full within ${timeoutMs} ms; try again`)),
       timeoutMs,
     );
     signal?.addEventListener('abort', onAbort, { once: true });
 
-    const request = client.request(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept,
-        'accept-encoding': 'identity',
-        'content-length': Buffer.byteLength(payload),
-      },
-    });
-    request.on('error', (error) => finish(fetchFailed(`could not reach the resource server at ${url.origin}: ${error.message}`, error)));
-    request.on('response', (response) => {
+    const send = (fresh: boolean) => {
+      const current = client.request(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept,
+          'accept-encoding': 'identity',
+          'content-length': Buffer.byteLength(payload),
+        },
+        // A one-off agent: a fresh connection, not another pooled one that may be stale too.
+        ...(fresh ? { agent: false } : {}),
+      });
+      request = current;
+      current.on('error', (error: NodeJS.ErrnoException) => {
+        if (current !== request) return; // superseded by the retry
+        if (!retried && !responded && current.reusedSocket && STALE_SOCKET_CODES.has(error.code ?? '')) {
+          retried = true;
+          send(true);
+          return;
+        }
+        finish(fetchFailed(`could not reach the resource server at ${quoteForMessage(url.origin)}: ${quoteForMessage(error.message, 200)}`, error));
+      });
+      current.on('response', onResponse);
+      current.end(payload);
+    };
+    let responded = false;
+    const onResponse = (response: http.IncomingMessage) => {
+      responded = true;
       const status = response.statusCode ?? 0;
       contentType = response.headers['content-type'];
       const ok = status >= 200 && status < 300;
@@ -187,8 +219,8 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
       response.on('close', () => {
         if (!response.complete) finish(fetchFailed('the resource server closed the connection before the body was complete; try again'));
       });
-    });
-    request.end(payload);
+    };
+    send(false);
   });
 }
 

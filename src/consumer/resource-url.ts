@@ -9,7 +9,7 @@
  * next, and never repeat the token (a bearer capability) in full.
  */
 import { isWellFormedToken, redactToken } from '../protocol/token.js';
-import { S2SPError } from '../errors.js';
+import { S2SPError, quoteForMessage } from '../errors.js';
 import { tokenSegmentOf } from '../protocol/data-path.js';
 
 /**
@@ -47,7 +47,7 @@ export function checkResourceUrl(resourceUrl: string, allowedOrigins: readonly s
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new S2SPError(
       'S2SP_ERR_CONSUMER_URL_INVALID',
-      `resource_url must use http: or https:, not ${url.protocol}; ${HINT}` +
+      `resource_url must use http: or https:, not ${quoteForMessage(url.protocol)}; ${HINT}` +
         (url.protocol === 'ddi:' ? ' (a ddi:// handle is only understood by an S2SP-aware agent SDK)' : ''),
     );
   }
@@ -66,7 +66,7 @@ export function checkResourceUrl(resourceUrl: string, allowedOrigins: readonly s
     const list = [LOOPBACK_TEXT, ...allowed].join(', ');
     throw new S2SPError(
       'S2SP_ERR_CONSUMER_ORIGIN_REFUSED',
-      `resource_url origin ${url.origin} is not allowed; allowed origins: ${list}. ${HINT}; ` +
+      `resource_url origin ${quoteForMessage(url.origin)} is not allowed; allowed origins: ${list}. ${HINT}; ` +
         'if it is, the consumer server must add that origin to its allowed origins',
     );
   }
@@ -88,10 +88,10 @@ function normaliseOrigins(origins: readonly string[]): string[] {
     try {
       parsed = new URL(origin);
     } catch {
-      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `allowed origin ${JSON.stringify(origin)} is not a URL`);
+      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `allowed origin ${quoteForMessage(origin)} is not a URL`);
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `allowed origin ${JSON.stringify(origin)} must be http: or https:`);
+      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `allowed origin ${quoteForMessage(origin)} must be http: or https:`);
     }
     return parsed.origin;
   });
