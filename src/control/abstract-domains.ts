@@ -4,7 +4,7 @@
  * MCP"; a value that names no column once parsed, or malformed JSON, is an
  * error, and so is a name that is not a column.
  */
-import { S2SPError, listForMessage } from '../errors.js';
+import { S2SPError, listForMessage, quoteForMessage } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 
 /**
@@ -39,7 +39,7 @@ export function parseAbstractDomains(value: string | undefined): string[] | unde
   if (columns.length === 0) {
     throw new S2SPError(
       'S2SP_ERR_DOMAINS_INVALID',
-      `abstract_domains ${JSON.stringify(value)} names no column (${ROW_ID} is always included); ` +
+      `abstract_domains ${quoteForMessage(value)} names no column (${ROW_ID} is always included); ` +
         'name the columns you need, or omit abstract_domains for the full table',
     );
   }
@@ -56,6 +56,6 @@ export function checkDomainsExist(domains: readonly string[], columns: readonly 
   if (unknown.length === 0) return;
   throw new S2SPError(
     'S2SP_ERR_DOMAINS_UNKNOWN',
-    `unknown abstract_domains: ${listForMessage(unknown)}. Available columns: ${columns.join(', ')}`,
+    `unknown abstract_domains: ${listForMessage(unknown)}. Available columns: ${listForMessage(columns, 100)}`,
   );
 }
