@@ -4,7 +4,7 @@
  */
 
 // Errors
-export { ERRORS, S2SPError, isS2SPError, type ErrorCode } from './errors.js';
+export { ERRORS, S2SPError, isS2SPError, type ErrorArgs, type ErrorCode, type ErrorParams } from './errors.js';
 
 // Control plane
 export { S2SPServer, type S2SPServerOptions, type ListenOptions } from './server/s2sp-server.js';
@@ -39,8 +39,10 @@ export { createEncoderPool, type EncoderPool, type EncoderPoolOptions, type RunO
 export { lz4Available } from './ipc/lz4-codec.js';
 
 // Cache
-export type { BodyStore, BodyLease, CachedBody, PutResult, StoreStats } from './cache/body-store.js';
-export { MemoryStore, DEFAULT_TTL_MS, DEFAULT_MAX_BYTES, type EvictReason, type MemoryStoreOptions } from './cache/memory-store.js';
+export { DEFAULT_LEASE_TIMEOUT_MS, type BodyStore, type BodyLease, type CachedBody, type PutResult, type StoreStats } from './cache/body-store.js';
+export { MemoryStore, DEFAULT_TTL_MS, DEFAULT_MAX_BYTES, EvictReason, type MemoryStoreOptions } from './cache/memory-store.js';
+export { RedisStore, DEFAULT_CHUNK_BYTES, DEFAULT_LOCAL_MAX_BYTES, type RedisStoreOptions } from './cache/redis-store.js';
+export { storeFromSpec, StoreKind, type StoreSettings } from './cache/store-from-spec.js';
 export { SharedMemoryPool, type SharedMemoryPoolOptions } from './cache/shared-memory-pool.js';
 export { redactToken } from './protocol/token.js';
 
@@ -48,6 +50,7 @@ export { redactToken } from './protocol/token.js';
 export { tableFromRows, type TableFromRowsOptions } from './table/table-from-rows.js';
 export { rowsFromTable, type Row } from './table/rows-from-table.js';
 export { withRowIds } from './table/row-id.js';
+export { bodyTableOf } from './table/body-table.js';
 export { ROW_ID } from './protocol/row-id.js';
 export { JSON_TEXT_METADATA_KEY } from './table/json-column.js';
 

@@ -5,10 +5,11 @@
  * (a chunk size of 0 loops forever) or a confusing runtime error. Every
  * layer may use them: they import only the error catalogue.
  */
-import { S2SPError, quoteForMessage } from './errors.js';
+import { S2SPError } from './errors.js';
 
-function invalid(name: string, expected: string, value: unknown): S2SPError {
-  return new S2SPError('S2SP_ERR_OPTION_INVALID', `option ${name} must be ${expected}, got ${quoteForMessage(value)}`);
+/** `S2SP_ERR_OPTION_INVALID` for option `option`, which must be `expected` (completing "option X must be ..."). */
+export function invalidOption(option: string, expected: string, value: unknown): S2SPError {
+  return new S2SPError('S2SP_ERR_OPTION_INVALID', { option, expected, value });
 }
 
 /**
@@ -19,7 +20,7 @@ export function integerOption(value: unknown, name: string, min: number, max = N
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `in [${min}, ${max}]`;
-    throw invalid(name, `an integer ${range}`, value);
+    throw invalidOption(name, `an integer ${range}`, value);
   }
   return value;
 }
@@ -30,7 +31,7 @@ export function integerOption(value: unknown, name: string, min: number, max = N
  */
 export function positiveOption(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw invalid(name, 'a positive number', value);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw invalidOption(name, 'a positive number', value);
   return value;
 }
 
@@ -40,9 +41,9 @@ export function positiveOption(value: unknown, name: string): number | undefined
  */
 export function stringListOption(value: unknown, name: string): readonly string[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value)) throw invalid(name, 'an array of strings', value);
+  if (!Array.isArray(value)) throw invalidOption(name, 'an array of strings', value);
   for (const entry of value) {
-    if (typeof entry !== 'string' || entry.trim() === '') throw invalid(name, 'an array of non-empty strings', entry);
+    if (typeof entry !== 'string' || entry.trim() === '') throw invalidOption(name, 'an array of non-empty strings', entry);
   }
   return value;
 }
@@ -60,7 +61,7 @@ export function httpUrlOption(value: unknown, name: string): URL | undefined {
     url = undefined;
   }
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
-    throw invalid(name, 'an http: or https: URL without query or fragment', value);
+    throw invalidOption(name, 'an http: or https: URL without query or fragment', value);
   }
   return url;
 }

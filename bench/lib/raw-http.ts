@@ -2,7 +2,7 @@
  * A raw node:http client that reports what actually arrived,
  * including cut transfers, and can hang up after the first bytes.
  */
-import { Agent, request } from 'node:http';
+import { request, type Agent } from 'node:http';
 
 /** What a request got back. */
 export interface HttpOutcome {

@@ -4,8 +4,8 @@
  * parsers here turn `abstract_data` and `body_data` into rows, and say which
  * parameter is wrong and how to fix it, since the reader is an LLM.
  */
-import { S2SPError, quoteForMessage } from '../errors.js';
-import { MAX_ROW_ID, ROW_ID, isRowId } from '../protocol/row-id.js';
+import { S2SPError, type ErrorParams } from '../errors.js';
+import { ROW_ID, isRowId } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 
 /** The consumer tool's arguments, exactly as the agent sends them. */
@@ -37,7 +37,7 @@ export const MAX_NESTING_DEPTH = 64;
  */
 export function parseAbstractData(text: string): Row[] | '*' {
   if (typeof text === 'string' && text.trim() === '*') return '*';
-  return parseRows(text, 'abstract_data', 'pass the abstract rows exactly as the resource tool returned them, or "*" for every row');
+  return parseRows(text, 'abstract_data');
 }
 
 /**
@@ -47,7 +47,7 @@ export function parseAbstractData(text: string): Row[] | '*' {
  * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` naming the parameter and the problem
  */
 export function parseBodyData(text: string): Row[] {
-  return parseRows(text, 'body_data', 'pass the body rows exactly as the resource tool returned them');
+  return parseRows(text, 'body_data');
 }
 
 /** True when an optional string parameter was given: not absent, not blank. */
@@ -55,35 +55,33 @@ export function isGiven(value: string | undefined): value is string {
   return typeof value === 'string' && value.trim() !== '';
 }
 
-function parseRows(text: string, param: string, hint: string): Row[] {
+function parseRows(text: string, param: 'abstract_data' | 'body_data'): Row[] {
   if (typeof text !== 'string') {
-    throw invalid(`${param} must be a string holding a JSON array, got ${describe(text)}; ${hint}`);
+    throw invalid({ problem: 'rowsNotString', param, got: text });
   }
-  if (text.trim() === '') throw invalid(`${param} is missing or empty; ${hint}`);
+  if (text.trim() === '') throw invalid({ problem: 'rowsMissing', param });
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw invalid(`${param} is not valid JSON; ${hint} (a JSON array of objects)`);
+    throw invalid({ problem: 'rowsNotJson', param });
   }
   if (!Array.isArray(parsed)) {
-    throw invalid(`${param} must be a JSON array of row objects, got ${describe(parsed)}; ${hint}`);
+    throw invalid({ problem: 'rowsNotArray', param, got: parsed });
   }
   const tooDeep = firstTooDeep(parsed);
-  if (tooDeep !== undefined) {
-    throw invalid(`${param} row ${tooDeep} nests deeper than ${MAX_NESTING_DEPTH} levels; ${hint}`);
-  }
+  if (tooDeep !== undefined) throw invalid({ problem: 'rowTooDeep', param, index: tooDeep, maxDepth: MAX_NESTING_DEPTH });
   for (let i = 0; i < parsed.length; i++) {
     const row = parsed[i];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-      throw invalid(`${param} row ${i} is not a JSON object; ${hint}`);
+      throw invalid({ problem: 'rowNotObject', param, index: i });
     }
     if (!Object.hasOwn(row, ROW_ID)) {
-      throw invalid(`${param} row ${i} has no ${ROW_ID}; ${hint}`);
+      throw invalid({ problem: 'rowNoRowId', param, index: i });
     }
     const id = (row as Row)[ROW_ID];
     if (!isRowId(id)) {
-      throw invalid(`${param} row ${i} has ${ROW_ID} ${quoteForMessage(id)}, not a non-negative integer; ${hint}`);
+      throw invalid({ problem: 'rowBadRowId', param, index: i, id });
     }
   }
   return parsed as Row[];
@@ -109,14 +107,6 @@ function firstTooDeep(rows: readonly unknown[]): number | undefined {
   return undefined;
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'nothing';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return `a ${typeof value}`;
-}
-
-function invalid(message: string): S2SPError {
-  return new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', message);
+function invalid(params: ErrorParams<'S2SP_ERR_CONSUMER_ARG_INVALID'>): S2SPError {
+  return new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', params);
 }

@@ -4,14 +4,13 @@
  * server, or reading `body_data`), and hands the handler rows and the same
  * data as an Arrow Table.
  */
-import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Table } from 'apache-arrow';
 import { z } from 'zod';
 import type { ConsumerArgs } from '../consumer/consumer-args.js';
 import { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from '../consumer/resolve.js';
-import { S2SPError, quoteForMessage } from '../errors.js';
-import { positiveOption, stringListOption } from '../option-checks.js';
+import { invalidOption, positiveOption, stringListOption } from '../option-checks.js';
 import type { Row } from '../table/rows-from-table.js';
 import type { ToolExtra } from './resource-tool.js';
 import { jsonToolResult, toolFailureResult, type ToolErrorLog } from './tool-results.js';
@@ -78,7 +77,7 @@ export function registerConsumerTool(
     } catch (error) {
       return toolFailureResult(error, name, onToolError);
     }
-  }) as never);
+  }) as ToolCallback<typeof CONSUMER_PARAMS>);
 }
 
 function checkConsumerOptions(options: ConsumerToolOptions): void {
@@ -92,7 +91,7 @@ function checkConsumerOptions(options: ConsumerToolOptions): void {
       protocol = undefined;
     }
     if (protocol !== 'http:' && protocol !== 'https:') {
-      throw new S2SPError('S2SP_ERR_OPTION_INVALID', `option allowedOrigins: ${quoteForMessage(origin)} is not an http(s) origin`);
+      throw invalidOption('allowedOrigins', 'a list of http(s) origins', origin);
     }
   }
 }

@@ -4,14 +4,14 @@
  * handler returns rows or an Arrow Table, and the wrapper answers plain MCP,
  * or an envelope with the body cached (async) or inline (sync).
  */
-import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { Table } from 'apache-arrow';
 import { z, type ZodRawShape } from 'zod';
 import type { BodyStore } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
 import { integerOption } from '../option-checks.js';
-import { withRowIds } from '../table/row-id.js';
+import { bodyTableOf } from '../table/body-table.js';
 import { rowsFromTable } from '../table/rows-from-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
@@ -112,21 +112,24 @@ export function registerResourceTool<Shape extends ZodRawShape>(
     } catch (error) {
       return toolFailureResult(error, name, context.onToolError);
     }
-  }) as never);
+  }) as ToolCallback<typeof inputSchema>);
 }
 
 /** Plain MCP (no `abstract_domains`): the rows exactly as the handler returned them. */
 function plainResult(result: TableResult): CallToolResult {
   if (Array.isArray(result)) return jsonToolResult(result);
   if (isArrowTable(result)) return jsonToolResult(rowsFromTable(result));
-  throw new S2SPError('S2SP_ERR_TABLE_INVALID');
+  throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 
-/** The handler's result as a body table with `_row_id` first. */
+/**
+ * The handler's result as a body table with `_row_id` first. The same Table
+ * on every call gives the same body object, which the store holds once.
+ */
 export function bodyTableFrom(result: unknown): Table {
   if (Array.isArray(result)) return tableFromRows(result);
-  if (isArrowTable(result)) return withRowIds(result);
-  throw new S2SPError('S2SP_ERR_TABLE_INVALID');
+  if (isArrowTable(result)) return bodyTableOf(result);
+  throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 
 // Duck-typed as well, so a Table from a second copy of apache-arrow works.

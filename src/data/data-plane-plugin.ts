@@ -30,7 +30,7 @@ import { negotiateFormat, type NegotiationSupport } from './negotiate.js';
 import { DATA_ROUTE, DATA_ROUTE_WILDCARD, HEALTH_PATH } from '../protocol/data-path.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
 import { JSON_CONTENT_TYPE, JSON_TYPE, arrowStreamType } from '../protocol/media-types.js';
-import { integerOption } from '../option-checks.js';
+import { integerOption, invalidOption } from '../option-checks.js';
 
 /** Default limit of a fetch request body: 16 MiB (a million row ids fit). */
 export const DEFAULT_REQUEST_BODY_LIMIT = 16 * 1024 * 1024;
@@ -63,7 +63,7 @@ const MAX_CHUNK_ROWS = 2 ** 31 - 1;
  */
 export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, options) => {
   const { store } = options;
-  if (typeof store?.lease !== 'function') throw new S2SPError('S2SP_ERR_OPTION_INVALID', 'option store must be a BodyStore');
+  if (typeof store?.lease !== 'function') throw invalidOption('store', 'a BodyStore', store);
   const bodyLimit = integerOption(options.bodyLimit, 'bodyLimit', 1) ?? DEFAULT_REQUEST_BODY_LIMIT;
   const chunkRows = integerOption(options.chunkRows, 'chunkRows', 1, MAX_CHUNK_ROWS) ?? DEFAULT_CHUNK_ROWS;
   const inlineCellLimit = integerOption(options.inlineCellLimit, 'inlineCellLimit', 0);
@@ -87,7 +87,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', 'request body is not valid JSON'), undefined);
+      done(new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', { problem: 'notJson' }), undefined);
     }
   });
 
@@ -115,7 +115,9 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     // that arrives encoded (%41...) is not how any resource_url was issued.
     if (!isWellFormedToken(token) || !rawPath(request.url).endsWith(`/${token}`)) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     const lease = await store.lease(token);
-    const settlement = settleLease(reply, lease);
+    const settlement = settleLease(reply, lease, (error) =>
+      request.log.warn({ err: error }, 'could not settle a lease; it ends with its timeout'),
+    );
     try {
       const { body } = lease;
       const resolved = resolveFetch(fetchRequest, body.table);
@@ -156,14 +158,16 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   app.all(DATA_ROUTE_WILDCARD, routeOptions, async (request) => {
     const rest = (request.params as { '*': string })['*'];
     if (request.method !== 'POST' && isWellFormedToken(rest)) {
-      throw new S2SPError('S2SP_ERR_METHOD_NOT_ALLOWED', `use POST on a resource_url, not ${request.method}`);
+      throw new S2SPError('S2SP_ERR_METHOD_NOT_ALLOWED', { method: request.method });
     }
     throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
   });
 
+  // A store that cannot be reached makes the replica unhealthy (503 with the error document), so a
+  // load balancer's probe sees it; the plugin's error handler writes it.
   app.get(HEALTH_PATH, async () => {
     const stats = await store.stats();
-    return { status: 'ok', entries: stats.entries, bytes: stats.bytes };
+    return { status: 'ok', entries: stats.entries, bytes: stats.bytes, ...(stats.bodies === undefined ? {} : { bodies: stats.bodies }) };
   });
 };
 

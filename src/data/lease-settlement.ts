@@ -9,13 +9,18 @@
  * timeout destroying the socket) aborts `signal` at once, so chunk tasks
  * still queued for the transfer are dropped; the lease itself is released
  * only once no chunk of the transfer is being encoded from the body.
+ *
+ * Until it ends the lease is renewed, so a long transfer keeps it and a dead
+ * process (whose renewals stop) loses it after the lease timeout. A lease
+ * found lost (timed out and taken by another transfer) cuts this transfer:
+ * two complete transfers of one token must never happen.
  */
 import type { FastifyReply } from 'fastify';
 import type { BodyLease } from '../cache/body-store.js';
 
 /** One transfer's lease and the connection it is for. */
 export interface LeaseSettlement {
-  /** Aborted when the client is gone before the response completed. */
+  /** Aborted when the client is gone (or the lease lost) before the response completed. */
   readonly signal: AbortSignal;
   /** The response is about to be sent: commit on complete 'finish', release on anything else. */
   sending(): void;
@@ -23,23 +28,38 @@ export interface LeaseSettlement {
   fail(): Promise<void>;
 }
 
-/** Starts watching `reply`'s connection for the transfer holding `lease`. */
-export function settleLease(reply: FastifyReply, lease: BodyLease): LeaseSettlement {
+/**
+ * Starts watching `reply`'s connection for the transfer holding `lease`.
+ * @param onSettleError told when the store could not commit or release (Redis down): the lease then ends with its timeout
+ */
+export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError: (error: unknown) => void): LeaseSettlement {
   const res = reply.raw;
   const socket = reply.request.raw.socket;
   const hangUp = new AbortController();
   let sending = false;
   let settled = false;
+  const renewal = setInterval(() => {
+    lease.renew().then(
+      (held) => {
+        if (held || settled) return;
+        hangUp.abort();
+        res.destroy(new Error('the lease on this token was lost'));
+      },
+      () => {}, // unreachable store: keep going; nobody else can take the lease meanwhile either
+    );
+  }, Math.max(10, lease.timeoutMs / 3));
+  renewal.unref();
   const settle = async (complete: boolean): Promise<void> => {
     if (settled) return;
     settled = true;
+    clearInterval(renewal);
     socket.removeListener('close', onGone);
     if (!complete) hangUp.abort();
     await (complete ? lease.commit() : lease.release());
   };
-  // From an event there is no one to tell: a store that fails to settle lets the lease time out instead.
+  // From an event there is no one to tell but the log; a store that fails to settle lets the lease time out.
   const settleFromEvent = (complete: boolean) => {
-    settle(complete).catch(() => {});
+    settle(complete).catch(onSettleError);
   };
   const gone = () => res.destroyed || socket.destroyed;
   function onGone(): void {

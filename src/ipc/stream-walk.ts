@@ -15,7 +15,7 @@
  * The metadata length counts the flatbuffer and its padding; the body length
  * comes from the flatbuffer (`Message.bodyLength`). All integers little-endian.
  */
-import { CompressionType, Message, MessageHeader, type Schema } from 'apache-arrow';
+import { Message, MessageHeader, type CompressionType, type Schema } from 'apache-arrow';
 import { CONTINUATION } from '../protocol/arrow-framing.js';
 
 /**

@@ -17,14 +17,6 @@ export const END_OF_STREAM = Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0);
 /** `ARROW1`: the magic that opens (and, with the footer, closes) an Arrow IPC file. */
 export const ARROW_FILE_MAGIC = Uint8Array.of(0x41, 0x52, 0x52, 0x4f, 0x57, 0x31);
 
-/** True when `bytes` ends with the end-of-stream marker. */
-export function endsWithEndOfStream(bytes: Uint8Array): boolean {
-  const at = bytes.length - END_OF_STREAM.length;
-  if (at < 0) return false;
-  for (let i = 0; i < END_OF_STREAM.length; i++) if (bytes[at + i] !== END_OF_STREAM[i]) return false;
-  return true;
-}
-
 /** True when the first four bytes are the continuation marker a stream opens with. */
 export function startsWithContinuation(bytes: Uint8Array): boolean {
   return bytes.length >= 4 && bytes[0] === 0xff && bytes[1] === 0xff && bytes[2] === 0xff && bytes[3] === 0xff;

@@ -3,8 +3,6 @@
  * `GET <base>/s2sp/health`. Building a resource_url and finding the token in
  * one are done here only, so the path is spelled once.
  */
-import { isWellFormedToken } from './token.js';
-
 /** The path segment that precedes a token. */
 export const DATA_PATH_PREFIX = '/s2sp/data/';
 /** The health endpoint's path, relative to the plane's base. */
@@ -28,14 +26,8 @@ export function resourceUrlOf(baseUrl: string, token: string): string {
 /**
  * The token segment of a URL path ending in `/s2sp/data/<segment>`, or
  * undefined when the path has another shape. The segment may still be
- * malformed: check it with {@link isWellFormedToken}.
+ * malformed: check it with `isWellFormedToken` (token.ts).
  */
 export function tokenSegmentOf(pathname: string): string | undefined {
   return TOKEN_IN_PATH.exec(pathname)?.[1];
-}
-
-/** True when `pathname` ends in `/s2sp/data/<well-formed token>`. */
-export function isDataPath(pathname: string): boolean {
-  const segment = tokenSegmentOf(pathname);
-  return segment !== undefined && isWellFormedToken(segment);
 }

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 /** Characters in a token: 32 bytes in base64url without padding. */
 export const TOKEN_LENGTH = 43;
 
-const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+const TOKEN_PATTERN = new RegExp(`^[A-Za-z0-9_-]{${TOKEN_LENGTH}}$`);
 
 /** Mints a fresh token: 32 random bytes, base64url, no padding. */
 export function mintToken(): string {

@@ -21,8 +21,8 @@ export function clientErrorOf(error: { code?: unknown }): S2SPError {
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new S2SPError('S2SP_ERR_REQUEST_TIMEOUT');
   if (error.code === 'HPE_HEADER_OVERFLOW') return new S2SPError('S2SP_ERR_REQUEST_HEADERS_TOO_LARGE');
   // The parser's code (HPE_INVALID_CHUNK_SIZE...) says what was wrong without quoting the request.
-  const detail = typeof error.code === 'string' && /^HPE_[A-Z_]{1,40}$/.test(error.code) ? ` (${error.code})` : '';
-  return new S2SPError('S2SP_ERR_REQUEST_MALFORMED', `the HTTP request is malformed; the server could not parse it${detail}`);
+  const parserCode = typeof error.code === 'string' && /^HPE_[A-Z_]{1,40}$/.test(error.code) ? error.code : undefined;
+  return new S2SPError('S2SP_ERR_REQUEST_MALFORMED', { problem: 'parser', parserCode });
 }
 
 /**
@@ -47,6 +47,6 @@ export function s2spClientErrorHandler(error: Error & { code?: string }, socket:
 
 /** fastify's `frameworkErrors`: a URL the router cannot decode (or whose parameter is too long) gets a 400 document. */
 export function s2spFrameworkErrors(_error: Error, _request: FastifyRequest, reply: FastifyReply): void {
-  const wire = new S2SPError('S2SP_ERR_REQUEST_MALFORMED', 'the request URL is malformed; pass a resource_url unchanged');
+  const wire = new S2SPError('S2SP_ERR_REQUEST_MALFORMED', { problem: 'url' });
   void reply.code(wire.status).type(JSON_CONTENT_TYPE).send(errorDocumentOf(wire));
 }

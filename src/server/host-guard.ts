@@ -12,7 +12,8 @@
  * Express-only; and both echo the header whole in the refusal.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { S2SPError, quoteForMessage } from '../errors.js';
+import { S2SPError } from '../errors.js';
+import { invalidOption } from '../option-checks.js';
 import { isLoopbackHost } from '../consumer/resource-url.js';
 
 /** Options of {@link createHostGuard}. */
@@ -54,12 +55,12 @@ export function createHostGuard(options: HostGuardOptions = {}): HostGuard {
     const host = headers.host;
     const hostname = typeof host === 'string' ? hostnameOfHeader(host) : undefined;
     if (hostname === undefined || !(isLoopbackHost(hostname) || hosts.has(hostname))) {
-      return refused(`Host ${quoteForMessage(host ?? '')} is not allowed at this MCP endpoint`, '--mcp-allowed-host');
+      return new S2SPError('S2SP_ERR_MCP_HOST_REFUSED', { problem: 'host', host: host ?? '' });
     }
     const origin = headers.origin;
     if (origin === undefined) return undefined;
     if (!isAllowedOrigin(origin, origins)) {
-      return refused(`Origin ${quoteForMessage(origin)} is not allowed at this MCP endpoint`, '--mcp-allowed-origin');
+      return new S2SPError('S2SP_ERR_MCP_HOST_REFUSED', { problem: 'origin', origin });
     }
     return undefined;
   };
@@ -76,17 +77,10 @@ function isAllowedOrigin(origin: string, allowed: ReadonlySet<string>): boolean 
   return isLoopbackHost(url.hostname) || allowed.has(url.origin);
 }
 
-function refused(what: string, flag: string): S2SPError {
-  return new S2SPError(
-    'S2SP_ERR_MCP_HOST_REFUSED',
-    `${what} (DNS-rebinding protection); if it is legitimate, the server operator can allow it with ${flag}`,
-  );
-}
-
 function hostOption(entry: string): string {
   const hostname = typeof entry === 'string' ? hostnameOfHeader(entry.trim()) : undefined;
   if (hostname === undefined) {
-    throw new S2SPError('S2SP_ERR_OPTION_INVALID', `allowed host ${quoteForMessage(entry)} is not a host name (e.g. mcp.example.com or [fd00::1])`);
+    throw invalidOption('allowedHosts', 'a list of host names (e.g. mcp.example.com or [fd00::1])', entry);
   }
   return hostname;
 }
@@ -99,7 +93,7 @@ function originOption(entry: string): string {
     url = undefined;
   }
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new S2SPError('S2SP_ERR_OPTION_INVALID', `allowed origin ${quoteForMessage(entry)} is not an http(s) origin (e.g. https://app.example.com)`);
+    throw invalidOption('allowedOrigins', 'a list of http(s) origins (e.g. https://app.example.com)', entry);
   }
   return url.origin;
 }

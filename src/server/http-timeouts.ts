@@ -5,8 +5,7 @@
  * and then holds a connection forever.
  */
 import type { Server } from 'node:http';
-import { S2SPError } from '../errors.js';
-import { integerOption } from '../option-checks.js';
+import { integerOption, invalidOption } from '../option-checks.js';
 
 /** Timeouts in milliseconds; 0 turns one off. */
 export interface HttpTimeouts {
@@ -46,10 +45,7 @@ export function resolveHttpTimeouts(timeouts: HttpTimeouts = {}): Required<HttpT
   };
   if (timeouts.headersMs === undefined && resolved.requestMs > 0) resolved.headersMs = Math.min(resolved.headersMs, resolved.requestMs);
   if (resolved.requestMs > 0 && resolved.headersMs > resolved.requestMs) {
-    throw new S2SPError(
-      'S2SP_ERR_OPTION_INVALID',
-      `option timeouts.headersMs (${resolved.headersMs}) must not be over timeouts.requestMs (${resolved.requestMs})`,
-    );
+    throw invalidOption('timeouts.headersMs', `at most timeouts.requestMs (${resolved.requestMs})`, resolved.headersMs);
   }
   return resolved;
 }

@@ -13,7 +13,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { S2SPError, type ErrorCode } from '../errors.js';
 import { errorForReply } from '../data/error-reply.js';
-import { integerOption, stringListOption } from '../option-checks.js';
+import { integerOption, invalidOption, stringListOption } from '../option-checks.js';
 import { createHostGuard } from './host-guard.js';
 
 /**
@@ -60,7 +60,7 @@ export function jsonRpcErrorOf(error: S2SPError): { jsonrpc: '2.0'; error: { cod
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` at registration for a bad limit, host or origin
  */
 export const mcpHttpPlugin: FastifyPluginAsync<McpHttpOptions> = async (app, options) => {
-  if (typeof options.createServer !== 'function') throw new S2SPError('S2SP_ERR_OPTION_INVALID', 'option createServer must be a function');
+  if (typeof options.createServer !== 'function') throw invalidOption('createServer', 'a function returning an McpServer', options.createServer);
   const path = options.path ?? '/mcp';
   const bodyLimit = integerOption(options.bodyLimit, 'bodyLimit', 1) ?? DEFAULT_MCP_BODY_LIMIT;
   const guard = createHostGuard({
@@ -119,11 +119,7 @@ function sendJsonRpcError(reply: FastifyReply, error: S2SPError): FastifyReply {
 function mcpErrorOf(error: unknown, bodyLimit: number): S2SPError {
   const wire = errorForReply(error);
   if (wire.code === 'S2SP_ERR_REQUEST_TOO_LARGE') {
-    return new S2SPError(
-      'S2SP_ERR_MCP_BODY_TOO_LARGE',
-      `the MCP request is over this server's limit of ${bodyLimit} bytes; pass big tables by resource_url (async mode) ` +
-        'instead of body_data, or ask the operator to raise --mcp-body-limit',
-    );
+    return new S2SPError('S2SP_ERR_MCP_BODY_TOO_LARGE', { limitBytes: bodyLimit });
   }
   return wire;
 }

@@ -29,7 +29,7 @@ import { errorDocumentOf } from '../protocol/error-document.js';
 import { JSON_CONTENT_TYPE } from '../protocol/media-types.js';
 import { registerConsumerTool, type ConsumerToolConfig, type ConsumerToolHandler } from '../control/consumer-tool.js';
 import { stderrToolErrorLog, type ToolErrorLog } from '../control/tool-results.js';
-import { httpUrlOption, integerOption, positiveOption, stringListOption } from '../option-checks.js';
+import { httpUrlOption, integerOption, invalidOption, positiveOption, stringListOption } from '../option-checks.js';
 import { s2spClientErrorHandler, s2spFrameworkErrors } from './client-errors.js';
 import { createHostGuard, hostnameOfHeader } from './host-guard.js';
 import { applyHttpTimeouts, checkIntervalMs, resolveHttpTimeouts, type HttpTimeouts } from './http-timeouts.js';
@@ -43,12 +43,17 @@ export interface S2SPServerOptions {
   version?: string;
   /** MCP `instructions` sent at initialisation. */
   instructions?: string;
-  /** Body store shared by the resource tools and the data plane (default: a MemoryStore). */
+  /**
+   * Body store shared by the resource tools and the data plane (default: a
+   * MemoryStore). Pass a RedisStore to let several replicas serve every token.
+   */
   store?: BodyStore;
   /** TTL of cached bodies in seconds, for the default MemoryStore (default 600). */
   ttlSeconds?: number;
   /** Byte budget of the default MemoryStore (default 1 GiB). */
   maxCacheBytes?: number;
+  /** Lease timeout of the default MemoryStore in seconds (default 30). */
+  leaseTimeoutSeconds?: number;
   /** A full garbage collection the default MemoryStore may ask for (`globalThis.gc` under `--expose-gc`). */
   fullGc?: FullGc;
   /**
@@ -130,6 +135,7 @@ export class S2SPServer {
     this.#store ??= new MemoryStore({
       ttlMs: this.#options.ttlSeconds === undefined ? undefined : this.#options.ttlSeconds * 1000,
       maxBytes: this.#options.maxCacheBytes,
+      leaseTimeoutMs: this.#options.leaseTimeoutSeconds === undefined ? undefined : this.#options.leaseTimeoutSeconds * 1000,
       fullGc: this.#options.fullGc,
     });
     return this.#store;
@@ -189,7 +195,7 @@ export class S2SPServer {
     if (this.#app !== undefined) throw new Error('S2SPServer is already listening');
     const host = this.#options.host ?? '127.0.0.1';
     if (this.#store !== undefined && this.#baseUrl === undefined && isWildcardHost(host)) {
-      throw new S2SPError('S2SP_ERR_PUBLIC_URL_REQUIRED');
+      throw new S2SPError('S2SP_ERR_PUBLIC_URL_REQUIRED', { host });
     }
     const timeouts = this.#timeouts;
     const app = Fastify({
@@ -310,9 +316,9 @@ function reachableHosts(host: string, publicUrl: string | undefined): string[] {
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
  */
 function checkServerOptions(options: S2SPServerOptions): Required<HttpTimeouts> {
-  if (typeof options?.name !== 'string' || options.name === '') throw new S2SPError('S2SP_ERR_OPTION_INVALID', 'option name must be a non-empty string');
+  if (typeof options?.name !== 'string' || options.name === '') throw invalidOption('name', 'a non-empty string', options?.name);
   if (options.host !== undefined && (typeof options.host !== 'string' || options.host.trim() === '')) {
-    throw new S2SPError('S2SP_ERR_OPTION_INVALID', 'option host must be a non-empty string');
+    throw invalidOption('host', 'a non-empty string', options.host);
   }
   integerOption(options.port, 'port', 0, 65535);
   httpUrlOption(options.publicUrl, 'publicUrl');

@@ -5,7 +5,7 @@
  * slice) or a list of scattered positions (gathered, or sliced run by run
  * when the runs are long).
  */
-import { RecordBatch, Table } from 'apache-arrow';
+import type { RecordBatch, Table } from 'apache-arrow';
 import { idRuns } from './select.js';
 import { canTake, takeRows } from './take-rows.js';
 

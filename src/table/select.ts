@@ -33,17 +33,6 @@ export function idRuns(sortedIds: ArrayLike<number>): Array<[number, number]> {
 }
 
 /**
- * Keeps the rows whose positions are in `sortedIds` (ascending, unique, in
- * range). `undefined` keeps every row. Each run of consecutive ids is a slice.
- */
-export function selectRows(table: Table, sortedIds: readonly number[] | undefined): Table {
-  if (sortedIds === undefined) return table;
-  const batches: RecordBatch[] = [];
-  for (const [start, end] of idRuns(sortedIds)) batches.push(...table.slice(start, end).batches);
-  return new Table(table.schema, batches);
-}
-
-/**
  * Keeps `_row_id` first, then `columns` in the order given (duplicates
  * collapsed). Empty or `undefined` keeps every column.
  */

@@ -8,7 +8,8 @@
  * and Null. `canTake` says whether a table qualifies; otherwise callers fall
  * back to slices.
  */
-import { RecordBatch, Struct, Type, makeData, type Data, type Table } from 'apache-arrow';
+import { RecordBatch, Struct, Type, makeData, type Binary, type Bool, type Data, type Int, type Null, type Table } from 'apache-arrow';
+import type { DataProps } from 'apache-arrow/data';
 
 const FIXED_WIDTH = new Set<Type>([
   Type.Int,
@@ -83,7 +84,7 @@ function takeColumn(chunks: Data[], batchIndex: Int32Array, rowIndex: Int32Array
   const n = batchIndex.length;
   const type = chunks[0].type;
   const typeId = chunks[0].typeId as Type;
-  if (typeId === Type.Null) return makeData({ type, length: n } as never);
+  if (typeId === Type.Null) return makeData({ type, length: n } as DataProps<Null>);
   const { bitmap, nullCount } = takeValidity(chunks, batchIndex, rowIndex);
   const common = { type, length: n, nullCount, nullBitmap: bitmap };
   if (typeId === Type.Bool) {
@@ -93,7 +94,7 @@ function takeColumn(chunks: Data[], batchIndex: Int32Array, rowIndex: Int32Array
       const bit = d.offset + rowIndex[i];
       if ((d.values as Uint8Array)[bit >> 3] & (1 << (bit & 7))) bits[i >> 3] |= 1 << (i & 7);
     }
-    return makeData({ ...common, data: bits } as never);
+    return makeData({ ...common, data: bits } as DataProps<Bool>);
   }
   if (typeId === Type.Utf8 || typeId === Type.Binary) return takeVariable(chunks, batchIndex, rowIndex, common);
   // Fixed width: `values` is already sliced to the chunk (arrow-js _sliceBuffers), `stride` elements per row.
@@ -105,7 +106,8 @@ function takeColumn(chunks: Data[], batchIndex: Int32Array, rowIndex: Int32Array
     const from = rowIndex[i] * stride;
     for (let k = 0; k < stride; k++) out[i * stride + k] = src[from + k];
   }
-  return makeData({ ...common, data: out } as never);
+  // Every fixed-width type's props have Int's shape: a type and one values buffer.
+  return makeData({ ...common, data: out } as DataProps<Int>);
 }
 
 function takeVariable(
@@ -127,7 +129,8 @@ function takeVariable(
     const r = rowIndex[i];
     bytes.set((d.values as Uint8Array).subarray(o[r], o[r + 1]), offsets[i]);
   }
-  return makeData({ ...common, valueOffsets: offsets, data: bytes } as never);
+  // Utf8 and Binary share one layout: offsets, then bytes.
+  return makeData({ ...common, valueOffsets: offsets, data: bytes } as DataProps<Binary>);
 }
 
 function takeValidity(chunks: Data[], batchIndex: Int32Array, rowIndex: Int32Array): { bitmap?: Uint8Array; nullCount: number } {

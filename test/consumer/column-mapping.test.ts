@@ -3,15 +3,7 @@ import { test } from 'node:test';
 import { applyColumnMapping, parseColumnMapping, tableWithColumnMapping } from '../../src/consumer/column-mapping.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-  return undefined;
-}
+import { codeThrownBy } from '../support/code-of.js';
 
 test('absent or empty column_mapping is undefined', () => {
   assert.equal(parseColumnMapping(undefined), undefined);
@@ -38,12 +30,12 @@ test('malformed column_mapping is ARG_INVALID naming the parameter', () => {
 });
 
 test('two columns mapped to one name are ARG_INVALID', () => {
-  assert.equal(codeOf(() => parseColumnMapping('{"a": "x", "b": "x"}')), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(codeThrownBy(() => parseColumnMapping('{"a": "x", "b": "x"}')), 'S2SP_ERR_CONSUMER_ARG_INVALID');
 });
 
 test('_row_id on either side is ARG_INVALID', () => {
-  assert.equal(codeOf(() => parseColumnMapping('{"_row_id": "id"}')), 'S2SP_ERR_CONSUMER_ARG_INVALID');
-  assert.equal(codeOf(() => parseColumnMapping('{"id": "_row_id"}')), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(codeThrownBy(() => parseColumnMapping('{"_row_id": "id"}')), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(codeThrownBy(() => parseColumnMapping('{"id": "_row_id"}')), 'S2SP_ERR_CONSUMER_ARG_INVALID');
 });
 
 test('applyColumnMapping renames keys in place, _row_id first', () => {

@@ -2,18 +2,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { mintToken } from '../../src/protocol/token.js';
 import { DEFAULT_ALLOWED_ORIGINS, checkResourceUrl, isLoopbackHost } from '../../src/consumer/resource-url.js';
+import { codeThrownBy } from '../support/code-of.js';
 
 const token = mintToken();
 const path = `/s2sp/data/${token}`;
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-  return undefined;
-}
 
 function messageOf(fn: () => unknown): string {
   try {
@@ -59,7 +51,7 @@ test('origins other than loopback and the allowed ones are refused', () => {
     `http://10.0.0.1${path}`,
     `http://[::2]${path}`,
   ]) {
-    assert.equal(codeOf(() => checkResourceUrl(url, allowed)), 'S2SP_ERR_CONSUMER_ORIGIN_REFUSED', url);
+    assert.equal(codeThrownBy(() => checkResourceUrl(url, allowed)), 'S2SP_ERR_CONSUMER_ORIGIN_REFUSED', url);
   }
 });
 
@@ -73,7 +65,7 @@ test('the origin refusal tells the LLM what to do and lists the allowed origins,
 
 test('schemes other than http and https are invalid', () => {
   for (const url of [`file://${path}`, `data:text/plain,${path}`, `ftp://127.0.0.1${path}`, `ddi://${token}`, `javascript:alert(1)`]) {
-    assert.equal(codeOf(() => checkResourceUrl(url)), 'S2SP_ERR_CONSUMER_URL_INVALID', url);
+    assert.equal(codeThrownBy(() => checkResourceUrl(url)), 'S2SP_ERR_CONSUMER_URL_INVALID', url);
   }
 });
 
@@ -88,7 +80,7 @@ test('a URL that is not a data-plane URL is invalid', () => {
     `http://127.0.0.1:9001/other/${token}`,
     `http://127.0.0.1:9001/s2sp/data/${token.slice(0, 42)}!`,
   ]) {
-    assert.equal(codeOf(() => checkResourceUrl(url)), 'S2SP_ERR_CONSUMER_URL_INVALID', url);
+    assert.equal(codeThrownBy(() => checkResourceUrl(url)), 'S2SP_ERR_CONSUMER_URL_INVALID', url);
   }
 });
 
@@ -106,8 +98,8 @@ test('an unparseable URL holding a token is not echoed', () => {
 });
 
 test('a malformed allowed origin is a configuration error', () => {
-  assert.equal(codeOf(() => checkResourceUrl(`http://127.0.0.1${path}`, ['not an origin'])), 'S2SP_ERR_CONSUMER_ARG_INVALID');
-  assert.equal(codeOf(() => checkResourceUrl(`http://127.0.0.1${path}`, ['ftp://x.example'])), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(codeThrownBy(() => checkResourceUrl(`http://127.0.0.1${path}`, ['not an origin'])), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(codeThrownBy(() => checkResourceUrl(`http://127.0.0.1${path}`, ['ftp://x.example'])), 'S2SP_ERR_CONSUMER_ARG_INVALID');
 });
 
 test('isLoopbackHost', () => {

@@ -5,7 +5,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import type { ConsumerInput } from '../../src/control/consumer-tool.js';

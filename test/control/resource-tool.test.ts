@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { tableFromArrays } from 'apache-arrow';
 import { z } from 'zod';
+import type { TableResult } from '../../src/control/resource-tool.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
 import { connectInMemory } from '../support/in-memory-client.js';
@@ -181,9 +182,24 @@ test('a full cache is a tool error and earlier bodies stay fetchable', async (t)
 
 test('a handler returning something that is not a table is a tool error', async (t) => {
   const server = new S2SPServer({ name: 'bad' });
-  server.resourceTool('bad', { description: 'b' }, () => 42 as never);
+  server.resourceTool('bad', { description: 'b' }, () => 42 as unknown as TableResult);
   await server.listen();
   const client = await connectInMemory(server, t);
   const result = await call(client, 'bad', { abstract_domains: 'x' });
   assert.equal(result._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_TABLE_INVALID');
+});
+
+test('a tool that returns the same Table on every call stores it once: 40 calls hold one body', async (t) => {
+  const server = new S2SPServer({ name: 'test' });
+  const table = tableFromArrays({ id: Int32Array.from({ length: 50_000 }, (_, i) => i), v: Float64Array.from({ length: 50_000 }, (_, i) => i / 3) });
+  server.resourceTool('same', { description: 'one table' }, () => table);
+  await server.listen();
+  const client = await connectInMemory(server, t);
+  const urls = new Set<string>();
+  for (let i = 0; i < 40; i++) urls.add(JSON.parse(text(await call(client, 'same', { abstract_domains: 'v' }))).resource_url);
+  assert.equal(urls.size, 40, 'a token per call');
+  const stats = await server.store.stats();
+  assert.equal(stats.entries, 40);
+  assert.equal(stats.bodies, 1);
+  assert.ok(stats.bytes < 50_000 * 16 * 1.1, `one body's bytes, not 40: ${stats.bytes}`);
 });

@@ -6,7 +6,6 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify from 'fastify';
 import type { Table } from 'apache-arrow';
 import { MemoryStore } from '../../src/cache/memory-store.js';

@@ -8,13 +8,12 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { TestContext } from 'node:test';
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { BodyStore } from '../../src/cache/body-store.js';
 import { tableFromSharedIpc } from '../../src/ipc/shared-body.js';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane, type DataPlaneOptions } from '../../src/data/data-plane-plugin.js';
-import { isS2SPError } from '../../src/errors.js';
 import { encodeChunk } from '../../src/table/chunk-encoding.js';
 import { concatParts } from '../../src/ipc/message-writer.js';
 import { lz4Codec } from '../../src/ipc/lz4-codec.js';

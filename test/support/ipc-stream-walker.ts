@@ -5,7 +5,7 @@
  * and the end-of-stream marker as the last bytes.
  */
 import assert from 'node:assert/strict';
-import { Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
+import { Message, type RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
 
 /** One message of a walked stream. */
 export interface WalkedMessage {

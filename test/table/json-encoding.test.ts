@@ -4,7 +4,7 @@ import { Table, tableFromArrays } from 'apache-arrow';
 import { jsonBodyChunks, jsonRowChunks } from '../../src/table/json-encoding.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { withRowIds } from '../../src/table/row-id.js';
-import { selectRows } from '../../src/table/select.js';
+import { takeRows } from '../../src/table/take-rows.js';
 
 function documentOf(table: Table, chunkChars?: number): { chunks: string[]; doc: any } {
   const chunks = [...jsonBodyChunks(table, chunkChars)];
@@ -40,7 +40,7 @@ test('row chunks stay near chunkChars (no giant string)', () => {
 });
 
 test('total_rows and columns_returned describe the encoded table', () => {
-  const { doc } = documentOf(selectRows(tableFromRows(rows), [3, 4, 150]));
+  const { doc } = documentOf(new Table([takeRows(tableFromRows(rows), Int32Array.of(3, 4, 150))]));
   assert.equal(doc.total_rows, 3);
   assert.deepEqual(doc.columns_returned, ['_row_id', 'id', 'name', 'score', 'nested']);
   assert.deepEqual(doc.body.map((r: { _row_id: number }) => r._row_id), [3, 4, 150]);

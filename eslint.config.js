@@ -1,0 +1,41 @@
+// ESLint flat config: eslint's and typescript-eslint's recommended rules over
+// src/, test/, bench/ and examples/, plus the project's own few. Layer rules
+// live in .dependency-cruiser.cjs (npm run lint:layers).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '**/node_modules/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    rules: {
+      // Unused names are the compiler's job (noUnusedLocals, noUnusedParameters).
+      '@typescript-eslint/no-unused-vars': 'off',
+      '@typescript-eslint/consistent-type-imports': ['error', { disallowTypeAnnotations: false }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'TSAsExpression > TSNeverKeyword',
+          message: '`as never` hides a type: name the type instead.',
+        },
+      ],
+      eqeqeq: ['error', 'always'],
+    },
+  },
+  {
+    // Tests read JSON answers loosely and assert on them.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // Benchmarks drop big values (`x = undefined`) so a measured GC can free them.
+    files: ['bench/**/*.ts'],
+    rules: { 'no-useless-assignment': 'off' },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+);
