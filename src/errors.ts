@@ -45,9 +45,15 @@ export function quoteInput(value: unknown, maxChars = QUOTED_INPUT_MAX_CHARS): s
   try {
     text = JSON.stringify(value);
   } catch {
-    // Cycles; fall through to String().
+    // Cycles, or nesting too deep for the stack; fall through to String().
   }
-  return cut(text ?? String(value), maxChars);
+  try {
+    text ??= String(value);
+  } catch {
+    // String() of an array nested thousands deep overflows the stack too.
+    text = describeValue(value);
+  }
+  return cut(text, maxChars);
 }
 
 /** Lists at most `limit` values for an error message, each quoted by {@link quoteInput}, noting how many were left off. */
@@ -209,6 +215,39 @@ export const ERRORS = {
   S2SP_ERR_CONTENT_TYPE_UNSUPPORTED: { status: 415, message: () => 'request body must be application/json' },
   S2SP_ERR_INTERNAL: { status: 500, message: () => 'internal error (the details are in the server log)' },
 
+  // HTTP surfaces (SPEC 3.5, 4): requests refused before any route runs
+  S2SP_ERR_REQUEST_MALFORMED: {
+    status: 400,
+    message: situations({
+      /** `parserCode` is node's HPE_* code: what was wrong, without quoting the request. */
+      parser: (p: { parserCode: string | undefined }) =>
+        `the HTTP request is malformed; the server could not parse it${p.parserCode === undefined ? '' : ` (${p.parserCode})`}`,
+      url: () => 'the request URL is malformed; pass a resource_url unchanged',
+    }),
+  },
+  S2SP_ERR_REQUEST_TIMEOUT: {
+    status: 408,
+    message: () => 'the request did not arrive in full within the server time limit; send it again at once, not byte by byte',
+  },
+  S2SP_ERR_REQUEST_HEADERS_TOO_LARGE: { status: 431, message: () => 'the request headers are over the server limit' },
+  S2SP_ERR_MCP_HOST_REFUSED: {
+    status: 403,
+    message: situations({
+      host: (p: { host: unknown }) =>
+        `Host ${quoteInput(p.host)} is not allowed at this MCP endpoint (DNS-rebinding protection); ` +
+        'if it is legitimate, the server operator can allow it with --mcp-allowed-host',
+      origin: (p: { origin: unknown }) =>
+        `Origin ${quoteInput(p.origin)} is not allowed at this MCP endpoint (DNS-rebinding protection); ` +
+        'if it is legitimate, the server operator can allow it with --mcp-allowed-origin',
+    }),
+  },
+  S2SP_ERR_MCP_BODY_TOO_LARGE: {
+    status: 413,
+    message: (p: { limitBytes: number }) =>
+      `the MCP request is over this server's limit of ${p.limitBytes} bytes; pass big tables by resource_url (async mode) ` +
+      'instead of body_data, or ask the operator to raise --mcp-body-limit',
+  },
+
   // Cache
   S2SP_ERR_CACHE_FULL: {
     status: 507,
@@ -248,7 +287,7 @@ export const ERRORS = {
   S2SP_ERR_DOMAINS_UNKNOWN: {
     status: 400,
     message: (p: { unknown: readonly string[]; columns: readonly string[] }) =>
-      `unknown abstract_domains: ${listForMessage(p.unknown)}. Available columns: ${p.columns.join(', ')}`,
+      `unknown abstract_domains: ${listForMessage(p.unknown)}. Available columns: ${listForMessage(p.columns, 100)}`,
   },
   S2SP_ERR_TABLE_INVALID: {
     status: 500,
@@ -307,6 +346,8 @@ export const ERRORS = {
       rowNoRowId: (p: { param: RowsParam; index: number }) => `${p.param} row ${p.index} has no ${ROW_ID}; ${ROWS_HINT[p.param]}`,
       rowBadRowId: (p: { param: RowsParam; index: number; id: unknown }) =>
         `${p.param} row ${p.index} has ${ROW_ID} ${quoteInput(p.id)}, not a non-negative integer; ${ROWS_HINT[p.param]}`,
+      rowTooDeep: (p: { param: RowsParam; index: number; maxDepth: number }) =>
+        `${p.param} row ${p.index} nests deeper than ${p.maxDepth} levels; ${ROWS_HINT[p.param]}`,
       urlAndBody: () => 'pass either resource_url (async mode) or body_data (sync mode), not both',
       starWithoutBody: () =>
         'abstract_data "*" selects every row of a resource, so resource_url or body_data is required; ' +
@@ -403,6 +444,26 @@ export const ERRORS = {
         'the server should answer uncompressed, since this client did not list codecs="lz4"',
       codecSent: (p: { codec: string }) => `the resource server sent Arrow compressed with ${p.codec}, which this client cannot decode`,
     }),
+  },
+
+  // Configuration: options checked when a plugin, store, pool or server is built
+  S2SP_ERR_OPTION_INVALID: {
+    status: 500,
+    /** `expected` completes "option X must be ...". */
+    message: (p: { option: string; expected: string; value: unknown }) =>
+      `option ${p.option} must be ${p.expected}, got ${quoteInput(p.value)}`,
+  },
+  S2SP_ERR_PUBLIC_URL_REQUIRED: {
+    status: 500,
+    message: (p: { host: string }) =>
+      `the server binds ${quoteInput(p.host)}, every interface, so it cannot tell which address consumers reach it at; ` +
+      'pass publicUrl (--public-url http://<reachable-host>:<port>)',
+  },
+
+  // Tool handlers
+  S2SP_ERR_TOOL_FAILED: {
+    status: 500,
+    message: () => 'the tool failed unexpectedly; the details are in the server log. Try again, or tell the server operator',
   },
 
   // CLI

@@ -20,11 +20,14 @@ export {
   type ConsumerInput,
   type ConsumerToolConfig,
   type ConsumerToolHandler,
+  type ConsumerToolOptions,
 } from './control/consumer-tool.js';
 export { parseAbstractDomains } from './control/abstract-domains.js';
 export { buildEnvelope, DEFAULT_ABSTRACT_ROW_LIMIT, type Envelope } from './control/envelope.js';
-export { ERROR_CODE_META_KEY } from './control/tool-results.js';
-export { mcpHttpPlugin, type McpHttpOptions } from './server/mcp-http-plugin.js';
+export { ERROR_CODE_META_KEY, type ToolErrorLog } from './control/tool-results.js';
+export { mcpHttpPlugin, DEFAULT_MCP_BODY_LIMIT, type McpHttpOptions } from './server/mcp-http-plugin.js';
+export { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from './server/http-timeouts.js';
+export { s2spClientErrorHandler, s2spFrameworkErrors } from './server/client-errors.js';
 
 // Data plane
 export { s2spDataPlane, DEFAULT_REQUEST_BODY_LIMIT, type DataPlaneOptions } from './data/data-plane-plugin.js';
@@ -32,7 +35,7 @@ export { ARROW_STREAM_TYPE, JSON_TYPE } from './protocol/media-types.js';
 export { DEFAULT_INLINE_CELL_LIMIT } from './data/body-stream.js';
 
 // Worker threads
-export { createEncoderPool, type EncoderPool, type EncoderPoolOptions } from './worker/encoder-pool.js';
+export { createEncoderPool, type EncoderPool, type EncoderPoolOptions, type RunOptions } from './worker/encoder-pool.js';
 export { lz4Available } from './ipc/lz4-codec.js';
 
 // Cache

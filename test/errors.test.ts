@@ -71,6 +71,11 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
   S2SP_ERR_REQUEST_TOO_LARGE: null,
   S2SP_ERR_CONTENT_TYPE_UNSUPPORTED: null,
   S2SP_ERR_INTERNAL: null,
+  S2SP_ERR_REQUEST_MALFORMED: { parser: { parserCode: 'HPE_INVALID_CHUNK_SIZE' }, url: {} },
+  S2SP_ERR_REQUEST_TIMEOUT: null,
+  S2SP_ERR_REQUEST_HEADERS_TOO_LARGE: null,
+  S2SP_ERR_MCP_HOST_REFUSED: { host: { host: 'evil.example' }, origin: { origin: 'http://evil.example' } },
+  S2SP_ERR_MCP_BODY_TOO_LARGE: { limitBytes: 67_108_864 },
   S2SP_ERR_CACHE_FULL: { budget: { neededBytes: 100, freeBytes: 10, maxBytes: 1000 }, storeMemory: { neededBytes: 100 } },
   S2SP_ERR_CACHE_CLOSED: null,
   S2SP_ERR_STORE_UNAVAILABLE: null,
@@ -107,6 +112,7 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
     rowNotObject: { param: 'abstract_data', index: 1 },
     rowNoRowId: { param: 'body_data', index: 2 },
     rowBadRowId: { param: 'abstract_data', index: 0, id: '0' },
+    rowTooDeep: { param: 'body_data', index: 3, maxDepth: 64 },
     urlAndBody: {},
     starWithoutBody: {},
     mappingNotString: {},
@@ -161,6 +167,9 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
   },
   S2SP_ERR_DDI_HANDLE_UNKNOWN: { redactedHandle: '"ddi://abcdef…"' },
   S2SP_ERR_CODEC_UNAVAILABLE: { lz4Missing: { reason: 'no binary' }, lz4Sent: {}, codecSent: { codec: 'ZSTD' } },
+  S2SP_ERR_OPTION_INVALID: { option: 'chunkRows', expected: 'an integer >= 1', value: 0 },
+  S2SP_ERR_PUBLIC_URL_REQUIRED: { host: '0.0.0.0' },
+  S2SP_ERR_TOOL_FAILED: null,
   S2SP_ERR_INPUT_UNREADABLE: {
     unknownFormat: { path: 'a.txt', format: 'xml', formats: ['json', 'csv'] },
     fileUnreadable: { path: 'a.csv', fsCode: 'ENOENT', reason: 'ENOENT: no such file or directory' },
@@ -201,6 +210,7 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
 const INPUT_KEYS = new Set([
   'got', 'bad', 'unknown', 'accept', 'method', 'value', 'origin', 'source', 'target', 'first', 'second', 'id',
   'protocol', 'redactedToken', 'path', 'char', 'found', 'name', 'column', 'contentType', 'serverCode', 'serverText',
+  'host',
 ]);
 
 /** One code with one set of sample values. */

@@ -21,6 +21,13 @@ export interface ConsumerArgs {
   column_mapping?: string;
 }
 
+/**
+ * Deepest nesting accepted in `abstract_data` and `body_data`: the array is
+ * level 1, a row level 2, its values from level 3. Table values nest a few
+ * levels; a value nested thousands deep only serves to overflow the stack of
+ * whatever walks it later.
+ */
+export const MAX_NESTING_DEPTH = 64;
 
 /**
  * Parses `abstract_data`.
@@ -64,6 +71,8 @@ function parseRows(text: string, param: 'abstract_data' | 'body_data'): Row[] {
   if (!Array.isArray(parsed)) {
     throw invalid({ problem: 'rowsNotArray', param, got: parsed });
   }
+  const tooDeep = firstTooDeep(parsed);
+  if (tooDeep !== undefined) throw invalid({ problem: 'rowTooDeep', param, index: tooDeep, maxDepth: MAX_NESTING_DEPTH });
   for (let i = 0; i < parsed.length; i++) {
     const row = parsed[i];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
@@ -78,6 +87,26 @@ function parseRows(text: string, param: 'abstract_data' | 'body_data'): Row[] {
     }
   }
   return parsed as Row[];
+}
+
+/**
+ * The index of the first row nesting deeper than {@link MAX_NESTING_DEPTH},
+ * or undefined. Iterative: JSON.parse accepts any depth, and a recursive walk
+ * would overflow on the very input it is meant to refuse.
+ */
+function firstTooDeep(rows: readonly unknown[]): number | undefined {
+  for (let i = 0; i < rows.length; i++) {
+    const stack: Array<[unknown, number]> = [[rows[i], 2]];
+    while (stack.length > 0) {
+      const [value, depth] = stack.pop()!;
+      if (typeof value !== 'object' || value === null) continue;
+      if (depth > MAX_NESTING_DEPTH) return i;
+      for (const child of Array.isArray(value) ? value : Object.values(value)) {
+        if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+      }
+    }
+  }
+  return undefined;
 }
 
 function invalid(params: ErrorParams<'S2SP_ERR_CONSUMER_ARG_INVALID'>): S2SPError {

@@ -114,7 +114,20 @@ interface Answer {
   contentType: string | undefined;
 }
 
-/** One POST; resolves with the complete 2xx body, rejects with an S2SPError. */
+/**
+ * Errors of a request whose connection the server had already closed: the
+ * agent reused a kept-alive socket the server was closing (a server that
+ * answers and then hangs up without `Connection: close` does this).
+ */
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/**
+ * One POST; resolves with the complete 2xx body, rejects with an S2SPError.
+ * A request sent on a reused keep-alive connection that fails with
+ * ECONNRESET or EPIPE before any response byte is sent once more, on a fresh
+ * connection: the server never answered it, so it cannot have served the
+ * token (a lease it took is released when the connection closes).
+ */
 function post(url: URL, payload: string, accept: string, maxBytes: number, timeoutMs: number, signal?: AbortSignal): Promise<Answer> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
@@ -143,17 +156,36 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
     );
     signal?.addEventListener('abort', onAbort, { once: true });
 
-    const request = client.request(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept,
-        'accept-encoding': 'identity',
-        'content-length': Buffer.byteLength(payload),
-      },
-    });
-    request.on('error', (error) => finish(fetchFailed({ problem: 'unreachable', origin: url.origin, reason: error.message }, error)));
-    request.on('response', (response) => {
+    let request: http.ClientRequest;
+    let retried = false;
+    let responded = false;
+    const send = (fresh: boolean) => {
+      const current = client.request(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept,
+          'accept-encoding': 'identity',
+          'content-length': Buffer.byteLength(payload),
+        },
+        // A one-off agent: a fresh connection, not another pooled one that may be stale too.
+        ...(fresh ? { agent: false } : {}),
+      });
+      request = current;
+      current.on('error', (error: NodeJS.ErrnoException) => {
+        if (current !== request) return; // superseded by the retry
+        if (!retried && !responded && current.reusedSocket && STALE_SOCKET_CODES.has(error.code ?? '')) {
+          retried = true;
+          send(true);
+          return;
+        }
+        finish(fetchFailed({ problem: 'unreachable', origin: url.origin, reason: error.message }, error));
+      });
+      current.on('response', onResponse);
+      current.end(payload);
+    };
+    const onResponse = (response: http.IncomingMessage) => {
+      responded = true;
       const status = response.statusCode ?? 0;
       contentType = response.headers['content-type'];
       const ok = status >= 200 && status < 300;
@@ -187,8 +219,8 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
       response.on('close', () => {
         if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
       });
-    });
-    request.end(payload);
+    };
+    send(false);
   });
 }
 

@@ -53,6 +53,8 @@ export interface ResolvedRows {
  *   every error of {@link fetchBody} when the body is fetched
  */
 export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOptions = {}): Promise<ResolvedRows> {
+  // Every argument is parsed and checked before any request goes out: a bad
+  // one found after the fetch would have spent the single-use token for nothing.
   const abstract = parseAbstractData(args.abstract_data);
   const mapping = parseColumnMapping(args.column_mapping);
   const hasUrl = isGiven(args.resource_url);
@@ -60,6 +62,7 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
   if (hasUrl && hasBody) {
     throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'urlAndBody' });
   }
+  const bodyRows = hasBody ? parseBodyData(args.body_data as string) : undefined;
   const fetchOptions = { allowedOrigins: options.allowedOrigins, maxBytes: options.maxBodyBytes, timeoutMs: options.timeoutMs };
 
   if (abstract === '*') {
@@ -68,8 +71,8 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
       const table = tableWithColumnMapping(fetched.table, mapping);
       return { rows: rowsFromTable(table), table, source: 'resource_url', bytesReceived: fetched.bytesReceived };
     }
-    if (hasBody) {
-      const rows = parseBodyData(args.body_data as string).map((row) => applyColumnMapping(row, mapping));
+    if (bodyRows !== undefined) {
+      const rows = bodyRows.map((row) => applyColumnMapping(row, mapping));
       return { rows, table: tableFromRows(rows, { preserveRowIds: true }), source: 'body_data', bytesReceived: 0 };
     }
     throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'starWithoutBody' });
@@ -88,12 +91,10 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
       body = rowsFromTable(tableWithColumnMapping(fetched.table, mapping));
       bytesReceived = fetched.bytesReceived;
     }
-  } else if (hasBody) {
+  } else if (bodyRows !== undefined) {
     source = 'body_data';
     const wanted = new Set(abstract.map((row) => row[ROW_ID]));
-    body = parseBodyData(args.body_data as string)
-      .filter((row) => wanted.has(row[ROW_ID]))
-      .map((row) => applyColumnMapping(row, mapping));
+    body = bodyRows.filter((row) => wanted.has(row[ROW_ID])).map((row) => applyColumnMapping(row, mapping));
   }
   const rows = mergeByRowId(
     abstract.map((row) => applyColumnMapping(row, mapping)),

@@ -10,10 +10,10 @@ import type { Table } from 'apache-arrow';
 import { z } from 'zod';
 import type { ConsumerArgs } from '../consumer/consumer-args.js';
 import { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from '../consumer/resolve.js';
-import { isS2SPError } from '../errors.js';
+import { invalidOption, positiveOption, stringListOption } from '../option-checks.js';
 import type { Row } from '../table/rows-from-table.js';
 import type { ToolExtra } from './resource-tool.js';
-import { errorToolResult, jsonToolResult } from './tool-results.js';
+import { jsonToolResult, toolFailureResult, type ToolErrorLog } from './tool-results.js';
 
 /** What a consumer handler receives. */
 export interface ConsumerInput {
@@ -47,26 +47,53 @@ const CONSUMER_PARAMS = {
   column_mapping: z.string().optional().describe('JSON object renaming columns, e.g. {"event": "alert_type"}.'),
 };
 
-/** Registers a consumer tool on `mcp`. */
+/** Options of {@link registerConsumerTool}: what it may fetch, and where unexpected errors are logged. */
+export interface ConsumerToolOptions extends ResolveOptions {
+  /** Where an unexpected error of the resolution or the handler is logged (default: stderr, tokens redacted). */
+  onToolError?: ToolErrorLog;
+}
+
+/**
+ * Registers a consumer tool on `mcp`. An unexpected error (not an S2SPError),
+ * of the resolution or of the handler, is logged and answered as
+ * `S2SP_ERR_TOOL_FAILED`, naming no internals.
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an allowed origin that is not an http(s) URL, or a limit that is not positive
+ */
 export function registerConsumerTool(
   mcp: McpServer,
   name: string,
   config: ConsumerToolConfig,
   handler: ConsumerToolHandler,
-  options: ResolveOptions = {},
+  options: ConsumerToolOptions = {},
 ): RegisteredTool {
+  checkConsumerOptions(options);
+  const { onToolError, ...resolveOptions } = options;
   return mcp.registerTool(name, { ...config, inputSchema: CONSUMER_PARAMS }, (async (args: ConsumerArgs, extra: ToolExtra) => {
-    let resolved: ResolvedRows;
     try {
-      resolved = await resolveConsumerRows(args, options);
+      const resolved: ResolvedRows = await resolveConsumerRows(args, resolveOptions);
+      const bytesReceived = resolved.source === 'body_data' ? Buffer.byteLength(args.body_data ?? '') : resolved.bytesReceived;
+      const result = await handler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
+      return isToolResult(result) ? result : jsonToolResult(result);
     } catch (error) {
-      if (isS2SPError(error)) return errorToolResult(error);
-      throw error;
+      return toolFailureResult(error, name, onToolError);
     }
-    const bytesReceived = resolved.source === 'body_data' ? Buffer.byteLength(args.body_data ?? '') : resolved.bytesReceived;
-    const result = await handler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
-    return isToolResult(result) ? result : jsonToolResult(result);
   }) as ToolCallback<typeof CONSUMER_PARAMS>);
+}
+
+function checkConsumerOptions(options: ConsumerToolOptions): void {
+  positiveOption(options.maxBodyBytes, 'maxBodyBytes');
+  positiveOption(options.timeoutMs, 'timeoutMs');
+  for (const origin of stringListOption(options.allowedOrigins, 'allowedOrigins') ?? []) {
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(origin).protocol;
+    } catch {
+      protocol = undefined;
+    }
+    if (protocol !== 'http:' && protocol !== 'https:') {
+      throw invalidOption('allowedOrigins', 'a list of http(s) origins', origin);
+    }
+  }
 }
 
 function isToolResult(value: unknown): value is CallToolResult {

@@ -9,12 +9,13 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import { Table } from 'apache-arrow';
 import { z, type ZodRawShape } from 'zod';
 import type { BodyStore } from '../cache/body-store.js';
-import { S2SPError, isS2SPError } from '../errors.js';
+import { S2SPError } from '../errors.js';
+import { integerOption } from '../option-checks.js';
 import { bodyTableOf } from '../table/body-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
 import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, envelopeText, rowsText } from './envelope.js';
-import { errorToolResult, jsonToolResult, textToolResult } from './tool-results.js';
+import { jsonToolResult, textToolResult, toolFailureResult, type ToolErrorLog } from './tool-results.js';
 
 /** What a resource tool handler returns: rows (plain objects) or an Arrow Table. */
 export type TableResult = readonly Record<string, unknown>[] | Table;
@@ -46,6 +47,8 @@ export interface ResourceToolContext {
   resourceUrlFor(token: string): string;
   /** Abstract rows per envelope (default 1,000). */
   abstractRowLimit?: number;
+  /** Where an unexpected error of the handler is logged (default: stderr, tokens redacted). */
+  onToolError?: ToolErrorLog;
 }
 
 const ADDED_PARAMS = {
@@ -64,7 +67,12 @@ const ADDED_PARAMS = {
 
 /**
  * Registers a resource tool on `mcp`.
+ *
+ * A call that fails leaves nothing in the store: a body cached before the
+ * failure is revoked. An unexpected error (not an S2SPError) is logged and
+ * answered as `S2SP_ERR_TOOL_FAILED`, naming no internals.
  * @throws Error when the tool's own schema already defines `abstract_domains` or `mode`
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an abstract row limit that is not a positive integer
  */
 export function registerResourceTool<Shape extends ZodRawShape>(
   mcp: McpServer,
@@ -78,7 +86,7 @@ export function registerResourceTool<Shape extends ZodRawShape>(
     if (key in own) throw new Error(`resource tool ${name}: its input schema must not define "${key}" (S2SP adds it)`);
   }
   const inputSchema = { ...own, ...ADDED_PARAMS };
-  const limit = context.abstractRowLimit ?? DEFAULT_ABSTRACT_ROW_LIMIT;
+  const limit = integerOption(context.abstractRowLimit, 'abstractRowLimit', 1) ?? DEFAULT_ABSTRACT_ROW_LIMIT;
   return mcp.registerTool(name, { ...config, inputSchema }, (async (args: Record<string, unknown>, extra: ToolExtra) => {
     const { abstract_domains: domainsText, mode, ...toolArgs } = args as {
       abstract_domains?: string;
@@ -92,11 +100,16 @@ export function registerResourceTool<Shape extends ZodRawShape>(
       checkDomainsExist(domains, dataColumns(table));
       if (mode === 'sync') return textToolResult(envelopeText(buildEnvelope(table, domains, { mode: 'sync' }, limit), table));
       const { token } = await context.store.put(table);
-      const resourceUrl = context.resourceUrlFor(token);
-      return textToolResult(envelopeText(buildEnvelope(table, domains, { mode: 'async', resourceUrl }, limit), table));
+      try {
+        const resourceUrl = context.resourceUrlFor(token);
+        return textToolResult(envelopeText(buildEnvelope(table, domains, { mode: 'async', resourceUrl }, limit), table));
+      } catch (error) {
+        // No one will ever hold this token: do not keep its body for a TTL.
+        await context.store.delete(token).catch(() => false);
+        throw error;
+      }
     } catch (error) {
-      if (isS2SPError(error)) return errorToolResult(error);
-      throw error;
+      return toolFailureResult(error, name, context.onToolError);
     }
   }) as ToolCallback<typeof inputSchema>);
 }

@@ -12,8 +12,8 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import type { BodyLease, BodyStore } from '../cache/body-store.js';
+import type { FastifyPluginAsync } from 'fastify';
+import type { BodyStore } from '../cache/body-store.js';
 import { isWellFormedToken } from '../protocol/token.js';
 import { S2SPError } from '../errors.js';
 import { lz4Available, lz4Codec } from '../ipc/lz4-codec.js';
@@ -23,12 +23,14 @@ import { createEncoderPool, type EncoderPool } from '../worker/encoder-pool.js';
 import { openBodyStream } from './body-stream.js';
 import { createEncoder, negotiateEncoding } from './content-encoding.js';
 import { errorForReply } from './error-reply.js';
+import { settleLease } from './lease-settlement.js';
 import { parseFetchRequest, resolveFetch } from './fetch-request.js';
 import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
 import { negotiateFormat, type NegotiationSupport } from './negotiate.js';
 import { DATA_ROUTE, DATA_ROUTE_WILDCARD, HEALTH_PATH } from '../protocol/data-path.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
 import { JSON_CONTENT_TYPE, JSON_TYPE, arrowStreamType } from '../protocol/media-types.js';
+import { integerOption, invalidOption } from '../option-checks.js';
 
 /** Default limit of a fetch request body: 16 MiB (a million row ids fit). */
 export const DEFAULT_REQUEST_BODY_LIMIT = 16 * 1024 * 1024;
@@ -52,11 +54,20 @@ export interface DataPlaneOptions {
 }
 
 
-/** The data-plane fastify plugin. */
+/** Largest chunk: an Arrow record batch's row count is an Int32. */
+const MAX_CHUNK_ROWS = 2 ** 31 - 1;
+
+/**
+ * The data-plane fastify plugin.
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID` at registration for a missing store or an out-of-range number
+ */
 export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, options) => {
   const { store } = options;
-  const bodyLimit = options.bodyLimit ?? DEFAULT_REQUEST_BODY_LIMIT;
-  const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
+  if (typeof store?.lease !== 'function') throw invalidOption('store', 'a BodyStore', store);
+  const bodyLimit = integerOption(options.bodyLimit, 'bodyLimit', 1) ?? DEFAULT_REQUEST_BODY_LIMIT;
+  const chunkRows = integerOption(options.chunkRows, 'chunkRows', 1, MAX_CHUNK_ROWS) ?? DEFAULT_CHUNK_ROWS;
+  const inlineCellLimit = integerOption(options.inlineCellLimit, 'inlineCellLimit', 0);
+  if (typeof options.workers !== 'object') integerOption(options.workers, 'workers', 0);
   const pool = poolFor(options.workers);
   if (pool !== undefined && pool !== options.workers) app.addHook('onClose', () => pool.close());
   // LZ4 is offered only where lz4-napi loads; elsewhere asking for it gets a 406 that says why.
@@ -104,6 +115,9 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     // that arrives encoded (%41...) is not how any resource_url was issued.
     if (!isWellFormedToken(token) || !rawPath(request.url).endsWith(`/${token}`)) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     const lease = await store.lease(token);
+    const settlement = settleLease(reply, lease, (error) =>
+      request.log.warn({ err: error }, 'could not settle a lease; it ends with its timeout'),
+    );
     try {
       const { body } = lease;
       const resolved = resolveFetch(fetchRequest, body.table);
@@ -116,10 +130,11 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
         format,
         pool,
         compress: format.kind === 'arrow' && format.codec === 'lz4' ? lz4Codec().compressFrame : undefined,
-        inlineCellLimit: options.inlineCellLimit,
+        inlineCellLimit,
         wholeBody: resolved.sortedIds === undefined && resolved.columns === undefined,
+        signal: settlement.signal,
       });
-      settleWithResponse(reply, lease, (error) => request.log.warn({ err: error }, 'could not settle a lease; it ends with its timeout'));
+      settlement.sending();
       if (format.kind === 'arrow') {
         reply.type(arrowStreamType(format.codec));
         return reply.send(response);
@@ -132,7 +147,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       pipeline(Buffer.isBuffer(response) ? Readable.from([response]) : response, encoder).catch(() => {}); // errors destroy both; the response sees the cut
       return reply.send(encoder);
     } catch (error) {
-      await lease.release();
+      await settlement.fail();
       throw error;
     }
   });
@@ -165,46 +180,4 @@ function poolFor(workers: DataPlaneOptions['workers']): EncoderPool | undefined 
   if (workers === 0) return undefined;
   if (typeof workers === 'object') return workers;
   return createEncoderPool({ threads: workers });
-}
-
-/**
- * Commits the lease once a 2xx response was written in full ('finish'), and
- * releases it if the connection closes first (or already has) or the stream
- * fails. A stream that fails before its first byte becomes an error document,
- * whose 'finish' must not consume the token (SPEC 3.4).
- *
- * While the response is open the lease is renewed, so a long transfer keeps
- * it and a dead process (whose renewals stop) loses it after the lease
- * timeout. A lease found lost (timed out and taken by another transfer) cuts
- * this transfer: two complete transfers of one token must never happen.
- */
-function settleWithResponse(reply: FastifyReply, lease: BodyLease, onSettleError: (error: unknown) => void): void {
-  const res = reply.raw;
-  const socket = res.socket;
-  // A store that cannot be reached now (Redis down) must not crash the server: the lease then ends with its timeout.
-  const end = (complete: boolean) => void (complete ? lease.commit() : lease.release()).catch(onSettleError);
-  // The client may have gone while the lease was being taken (an async store,
-  // an embedding app's async hook): 'close' may have fired before we could listen.
-  if (res.destroyed) return end(false);
-  let finished = false;
-  const renewal = setInterval(() => {
-    lease.renew().then(
-      (held) => {
-        if (!held && !finished) res.destroy(new Error('the lease on this token was lost'));
-      },
-      () => {}, // unreachable store: keep streaming; nobody else can take the lease meanwhile either
-    );
-  }, Math.max(10, lease.timeoutMs / 3));
-  renewal.unref();
-  res.once('finish', () => {
-    finished = true;
-    clearInterval(renewal);
-    // Node also emits 'finish' when the client hung up during the last write (the socket is
-    // then errored): that transfer did not complete and must not consume the token.
-    end(res.statusCode >= 200 && res.statusCode < 300 && !socket?.errored);
-  });
-  res.once('close', () => {
-    clearInterval(renewal);
-    if (!finished) end(false);
-  });
 }
