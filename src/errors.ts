@@ -212,11 +212,22 @@ export const ERRORS = {
   // Cache
   S2SP_ERR_CACHE_FULL: {
     status: 507,
-    message: (p: { neededBytes: number; freeBytes: number; maxBytes: number }) =>
-      `the body cache is full: this body needs ${p.neededBytes} bytes, ${p.freeBytes} of ${p.maxBytes} are free; ` +
-      'fetch or let expire earlier results, or request fewer rows',
+    message: situations({
+      /** The store's byte budget (MemoryStore's, or RedisStore's across replicas) has no room. */
+      budget: (p: { neededBytes: number; freeBytes: number; maxBytes: number }) =>
+        `the body cache is full: this body needs ${p.neededBytes} bytes, ${p.freeBytes} of ${p.maxBytes} are free; ` +
+        'fetch or let expire earlier results, or request fewer rows',
+      /** Redis itself refused the memory (its maxmemory, policy noeviction). */
+      storeMemory: (p: { neededBytes: number }) =>
+        `the shared body store (Redis) has no memory left for this body of ${p.neededBytes} bytes; ` +
+        'fetch or let expire earlier results, or request fewer rows',
+    }),
   },
   S2SP_ERR_CACHE_CLOSED: { status: 503, message: () => 'the body cache is closed' },
+  S2SP_ERR_STORE_UNAVAILABLE: {
+    status: 503,
+    message: () => 'the shared body store (Redis) is unreachable right now; nothing was lost on your side, retry in a few seconds',
+  },
   S2SP_ERR_DATA_PLANE_DOWN: {
     status: 503,
     message: () => 'the data plane is not listening, so no resource_url can be issued; use mode "sync" or start the server',
@@ -247,6 +258,12 @@ export const ERRORS = {
       rowNoRowId: (p: { index: number }) => `row ${p.index} has no integer ${ROW_ID}`,
       notJsonValue: (p: { column: string; type: string }) =>
         `column ${quoteInput(p.column)} holds a ${p.type}; rows must hold JSON values`,
+      // A table given to a store (bodyTableOf): _row_id is the row's position, never user data.
+      rowIdNotNumbers: (p: { type: string }) =>
+        `the table's ${ROW_ID} column is ${p.type}, not the numbers 0..n-1 in row order; drop the column and s2sp numbers the rows`,
+      rowIdNulls: () => `the table's ${ROW_ID} column has nulls; drop the column and s2sp numbers the rows`,
+      rowIdNotPositional: (p: { row: number; has: number }) =>
+        `the table's ${ROW_ID} column is not 0..n-1 in row order: row ${p.row} has ${p.has}; drop the column and s2sp numbers the rows`,
     }),
   },
   S2SP_ERR_TABLE_TOO_LARGE: {

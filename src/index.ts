@@ -36,8 +36,10 @@ export { createEncoderPool, type EncoderPool, type EncoderPoolOptions } from './
 export { lz4Available } from './ipc/lz4-codec.js';
 
 // Cache
-export type { BodyStore, BodyLease, CachedBody, PutResult, StoreStats } from './cache/body-store.js';
-export { MemoryStore, DEFAULT_TTL_MS, DEFAULT_MAX_BYTES, type MemoryStoreOptions } from './cache/memory-store.js';
+export { DEFAULT_LEASE_TIMEOUT_MS, type BodyStore, type BodyLease, type CachedBody, type PutResult, type StoreStats } from './cache/body-store.js';
+export { MemoryStore, DEFAULT_TTL_MS, DEFAULT_MAX_BYTES, EvictReason, type MemoryStoreOptions } from './cache/memory-store.js';
+export { RedisStore, DEFAULT_CHUNK_BYTES, DEFAULT_LOCAL_MAX_BYTES, type RedisStoreOptions } from './cache/redis-store.js';
+export { storeFromSpec, StoreKind, type StoreSettings } from './cache/store-from-spec.js';
 export { SharedMemoryPool, type SharedMemoryPoolOptions } from './cache/shared-memory-pool.js';
 export { redactToken } from './protocol/token.js';
 
@@ -45,6 +47,7 @@ export { redactToken } from './protocol/token.js';
 export { tableFromRows, type TableFromRowsOptions } from './table/table-from-rows.js';
 export { rowsFromTable, type Row } from './table/rows-from-table.js';
 export { withRowIds } from './table/row-id.js';
+export { bodyTableOf } from './table/body-table.js';
 export { ROW_ID } from './protocol/row-id.js';
 export { JSON_TEXT_METADATA_KEY } from './table/json-column.js';
 

@@ -4,6 +4,7 @@
  * stdout stays the MCP channel under `--transport stdio`.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { storeKindOf } from '../cache/store-from-spec.js';
 import { isS2SPError } from '../errors.js';
 import { runConsumer } from './consumer-command.js';
 import { runDemo } from './demo-command.js';
@@ -13,8 +14,12 @@ import { DEFAULT_HTTP_PORT } from './transport-flags.js';
 const USAGE = `Usage:
   s2sp serve [FILE] [--transport stdio|http] [--host H] [--port P] [--data-port P]
                     [--public-url URL] [--ttl SECONDS] [--tool NAME] [--abstract-limit N]
+                    [--store memory|redis://[user:pass@]host:port[/db]|rediss://...]
+                    [--lease-timeout SECONDS]
       Serve a table (JSON array, GeoJSON FeatureCollection, CSV, Arrow IPC) as the
       resource tool read_table. Default FILE: the bundled USGS earthquakes feed.
+      --store (or S2SP_STORE): where bodies are cached; with Redis, every replica
+      sharing it serves every token. Default: memory (this process only).
   s2sp consumer [--transport stdio|http] [--host H] [--port P]
                 [--allow-origin URL]... [--max-body-bytes N]
       Serve the consumer tool summarize_rows.
@@ -44,6 +49,24 @@ function integer(value: string | undefined, flag: string, min = 0): number | und
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
   return n;
+}
+
+/** A positive number of seconds (fractions allowed: a short lease timeout for tests and demos). */
+function seconds(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${flag} must be a positive number of seconds, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function storeSpec(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  try {
+    storeKindOf(value);
+  } catch (error) {
+    throw new UsageError(`--store (or S2SP_STORE): ${(error as Error).message}`);
+  }
+  return value;
 }
 
 function oneOf<T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T {
@@ -77,6 +100,8 @@ async function main(argv: string[]): Promise<void> {
           ttl: { type: 'string' },
           tool: { type: 'string', default: 'read_table' },
           'abstract-limit': { type: 'string' },
+          store: { type: 'string' },
+          'lease-timeout': { type: 'string' },
         },
       });
       if (values.help) return log(USAGE);
@@ -88,6 +113,8 @@ async function main(argv: string[]): Promise<void> {
           tool: values.tool,
           ttlSeconds: integer(values.ttl, 'ttl', 1),
           abstractLimit: integer(values['abstract-limit'], 'abstract-limit', 1),
+          store: storeSpec(values.store ?? process.env.S2SP_STORE),
+          leaseTimeoutSeconds: seconds(values['lease-timeout'], 'lease-timeout'),
         },
         log,
       );

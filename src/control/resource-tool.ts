@@ -10,7 +10,7 @@ import { Table } from 'apache-arrow';
 import { z, type ZodRawShape } from 'zod';
 import type { BodyStore } from '../cache/body-store.js';
 import { S2SPError, isS2SPError } from '../errors.js';
-import { withRowIds } from '../table/row-id.js';
+import { bodyTableOf } from '../table/body-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
 import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, envelopeText, rowsText } from './envelope.js';
@@ -111,10 +111,13 @@ function plainResult(result: TableResult): CallToolResult {
   throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 
-/** The handler's result as a body table with `_row_id` first. */
+/**
+ * The handler's result as a body table with `_row_id` first. The same Table
+ * on every call gives the same body object, which the store holds once.
+ */
 export function bodyTableFrom(result: unknown): Table {
   if (Array.isArray(result)) return tableFromRows(result);
-  if (isArrowTable(result)) return withRowIds(result);
+  if (isArrowTable(result)) return bodyTableOf(result);
   throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 

@@ -119,7 +119,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
         inlineCellLimit: options.inlineCellLimit,
         wholeBody: resolved.sortedIds === undefined && resolved.columns === undefined,
       });
-      settleWithResponse(reply, lease);
+      settleWithResponse(reply, lease, (error) => request.log.warn({ err: error }, 'could not settle a lease; it ends with its timeout'));
       if (format.kind === 'arrow') {
         reply.type(arrowStreamType(format.codec));
         return reply.send(response);
@@ -148,9 +148,11 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
   });
 
+  // A store that cannot be reached makes the replica unhealthy (503 with the error document), so a
+  // load balancer's probe sees it; the plugin's error handler writes it.
   app.get(HEALTH_PATH, async () => {
     const stats = await store.stats();
-    return { status: 'ok', entries: stats.entries, bytes: stats.bytes };
+    return { status: 'ok', entries: stats.entries, bytes: stats.bytes, ...(stats.bodies === undefined ? {} : { bodies: stats.bodies }) };
   });
 };
 
@@ -170,22 +172,39 @@ function poolFor(workers: DataPlaneOptions['workers']): EncoderPool | undefined 
  * releases it if the connection closes first (or already has) or the stream
  * fails. A stream that fails before its first byte becomes an error document,
  * whose 'finish' must not consume the token (SPEC 3.4).
+ *
+ * While the response is open the lease is renewed, so a long transfer keeps
+ * it and a dead process (whose renewals stop) loses it after the lease
+ * timeout. A lease found lost (timed out and taken by another transfer) cuts
+ * this transfer: two complete transfers of one token must never happen.
  */
-function settleWithResponse(reply: FastifyReply, lease: BodyLease): void {
+function settleWithResponse(reply: FastifyReply, lease: BodyLease, onSettleError: (error: unknown) => void): void {
   const res = reply.raw;
   const socket = res.socket;
+  // A store that cannot be reached now (Redis down) must not crash the server: the lease then ends with its timeout.
+  const end = (complete: boolean) => void (complete ? lease.commit() : lease.release()).catch(onSettleError);
+  // The client may have gone while the lease was being taken (an async store,
+  // an embedding app's async hook): 'close' may have fired before we could listen.
+  if (res.destroyed) return end(false);
   let finished = false;
+  const renewal = setInterval(() => {
+    lease.renew().then(
+      (held) => {
+        if (!held && !finished) res.destroy(new Error('the lease on this token was lost'));
+      },
+      () => {}, // unreachable store: keep streaming; nobody else can take the lease meanwhile either
+    );
+  }, Math.max(10, lease.timeoutMs / 3));
+  renewal.unref();
   res.once('finish', () => {
     finished = true;
+    clearInterval(renewal);
     // Node also emits 'finish' when the client hung up during the last write (the socket is
     // then errored): that transfer did not complete and must not consume the token.
-    const complete = res.statusCode >= 200 && res.statusCode < 300 && !socket?.errored;
-    void (complete ? lease.commit() : lease.release());
+    end(res.statusCode >= 200 && res.statusCode < 300 && !socket?.errored);
   });
   res.once('close', () => {
-    if (!finished) void lease.release();
+    clearInterval(renewal);
+    if (!finished) end(false);
   });
-  // The client may have gone while the lease was being taken (an async store,
-  // an embedding app's async hook): 'close' then fired before we listened.
-  if (res.destroyed) void lease.release();
 }

@@ -34,12 +34,17 @@ export interface S2SPServerOptions {
   version?: string;
   /** MCP `instructions` sent at initialisation. */
   instructions?: string;
-  /** Body store shared by the resource tools and the data plane (default: a MemoryStore). */
+  /**
+   * Body store shared by the resource tools and the data plane (default: a
+   * MemoryStore). Pass a RedisStore to let several replicas serve every token.
+   */
   store?: BodyStore;
   /** TTL of cached bodies in seconds, for the default MemoryStore (default 600). */
   ttlSeconds?: number;
   /** Byte budget of the default MemoryStore (default 1 GiB). */
   maxCacheBytes?: number;
+  /** Lease timeout of the default MemoryStore in seconds (default 30). */
+  leaseTimeoutSeconds?: number;
   /** A full garbage collection the default MemoryStore may ask for (`globalThis.gc` under `--expose-gc`). */
   fullGc?: FullGc;
   /** Interface the HTTP server binds to (default 127.0.0.1). */
@@ -96,6 +101,7 @@ export class S2SPServer {
     this.#store ??= new MemoryStore({
       ttlMs: this.#options.ttlSeconds === undefined ? undefined : this.#options.ttlSeconds * 1000,
       maxBytes: this.#options.maxCacheBytes,
+      leaseTimeoutMs: this.#options.leaseTimeoutSeconds === undefined ? undefined : this.#options.leaseTimeoutSeconds * 1000,
       fullGc: this.#options.fullGc,
     });
     return this.#store;

@@ -2,7 +2,7 @@
  * `_row_id` as an Arrow column (protocol/row-id.ts has the contract): Int32,
  * never null, always the first column of a cached body.
  */
-import { Field, Int32, RecordBatch, Schema, Struct, Table, makeData, type Data } from 'apache-arrow';
+import { Field, Int32, RecordBatch, Schema, Struct, Table, Type, makeData, type Data, type Int } from 'apache-arrow';
 import { ROW_ID } from '../protocol/row-id.js';
 import { assertCarriableSchema } from './carriable-types.js';
 import { decodeDictionaries } from './decode-dictionaries.js';
@@ -44,8 +44,10 @@ export function withRowIds(input: Table): Table {
   return new Table(schema, batches);
 }
 
-/** True when `table` starts with an Int32 `_row_id` column. */
+/** True when `table` starts with an Int32 `_row_id` column (also as read from IPC, whose type is a plain Int). */
 export function hasRowIds(table: Table): boolean {
   const first = table.schema.fields[0];
-  return first !== undefined && first.name === ROW_ID && first.type instanceof Int32;
+  if (first === undefined || first.name !== ROW_ID || first.type.typeId !== Type.Int) return false;
+  const int = first.type as Int;
+  return int.bitWidth === 32 && int.isSigned;
 }

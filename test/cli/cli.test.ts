@@ -18,9 +18,9 @@ import { expectConsumed } from '../support/expect-consumed.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
-function run(args: string[], timeoutMs = 90_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(args: string[], timeoutMs = 90_000, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -168,6 +168,8 @@ const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
   ['unknown flag', ['serve', '--nope'], 2, /Unknown option/],
   ['bad mode', ['demo', '--mode', 'later'], 2, /--mode must be one of/],
   ['missing file', ['serve', '/nonexistent/table.json'], 1, /S2SP_ERR_INPUT_UNREADABLE/],
+  ['bad store', ['serve', '--store', 'postgres://db'], 2, /--store \(or S2SP_STORE\): a store is "memory" or a redis:\/\/ or rediss:\/\/ URL/],
+  ['bad lease timeout', ['serve', '--lease-timeout', '0'], 2, /--lease-timeout must be a positive number of seconds/],
 ];
 
 for (const [label, args, exitCode, message] of CLI_ERRORS) {
@@ -177,3 +179,9 @@ for (const [label, args, exitCode, message] of CLI_ERRORS) {
     assert.match(stderr, message);
   });
 }
+
+test('cli error: S2SP_STORE names the store when --store is absent', async () => {
+  const { code, stderr } = await run(['serve'], 20_000, { ...process.env, S2SP_STORE: 'mongodb://x' });
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /--store \(or S2SP_STORE\)/);
+});

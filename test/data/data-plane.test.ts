@@ -247,6 +247,7 @@ test('500 names no internals, and the error code is S2SP_ERR_INTERNAL', async (t
     lease: async () => {
       throw new Error(secret);
     },
+    delete: async () => false,
     has: async () => false,
     stats: async () => ({ entries: 0, bytes: 0, maxBytes: 0 }),
     close: async () => {},
@@ -340,7 +341,7 @@ test('GET /s2sp/health reports ok with entries and bytes', async (t) => {
   const s = await setup(t);
   const empty = await s.app.inject({ method: 'GET', url: '/s2sp/health' });
   assert.equal(empty.statusCode, 200);
-  assert.deepEqual(empty.json(), { status: 'ok', entries: 0, bytes: 0 });
+  assert.deepEqual(empty.json(), { status: 'ok', entries: 0, bytes: 0, bodies: 0 });
   await s.mint();
   const one = (await s.app.inject({ method: 'GET', url: '/s2sp/health' })).json();
   assert.equal(one.status, 'ok');
@@ -396,7 +397,7 @@ test('real HTTP: fetch, 404 after consumption, 405 for GET, health', async (t) =
   assert.equal((await jsonOf(again)).error.code, NOT_FOUND);
 
   const health = await fetch(`${base}/s2sp/health`);
-  assert.deepEqual(await jsonOf(health), { status: 'ok', entries: 0, bytes: 0 });
+  assert.deepEqual(await jsonOf(health), { status: 'ok', entries: 0, bytes: 0, bodies: 0 });
 });
 
 test('real HTTP: a chunked body over the limit is 413', async (t) => {
