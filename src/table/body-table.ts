@@ -7,6 +7,7 @@
 import { Precision, Type, type Float, type Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
+import { assertCarriableSchema } from './carriable-types.js';
 import { hasDictionaries } from './decode-dictionaries.js';
 import { hasRowIds, withRowIds } from './row-id.js';
 
@@ -22,11 +23,14 @@ const bodies = new WeakMap<Table, Table>();
  * `table` as a body: `_row_id` first (added when missing), dictionary columns
  * decoded. Column buffers are shared, not copied (decoded dictionaries aside);
  * a table that already is a body is returned as is.
- * @throws S2SPError `S2SP_ERR_TABLE_INVALID` when a `_row_id` column is there but is not 0..n-1 in row order
+ * @throws S2SPError `S2SP_ERR_TABLE_INVALID` when a `_row_id` column is there but is not 0..n-1 in row order;
+ *   `S2SP_ERR_TABLE_UNSUPPORTED_TYPE` for a column no body can carry exactly (carriable-types.ts)
  */
 export function bodyTableOf(table: Table): Table {
   const known = bodies.get(table);
   if (known !== undefined) return known;
+  // Here too, not only in withRowIds: a table that already is a body skips that.
+  assertCarriableSchema(table.schema);
   const at = table.schema.fields.findIndex((f) => f.name === ROW_ID);
   if (at >= 0) checkPositional(table, at);
   const body = at === 0 && hasRowIds(table) && !hasDictionaries(table.schema) ? table : withRowIds(table);

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Dictionary, Field, Int32, List, Struct, Table, TimeUnit, Timestamp, Utf8, makeData, makeVector, vectorFromArray, type Vector } from 'apache-arrow';
+import { MemoryStore } from '../../src/cache/memory-store.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
 import { withRowIds } from '../../src/table/row-id.js';
@@ -65,4 +66,13 @@ test('a resource tool returning such a table answers a tool error with the code,
     assert.equal(result._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_TABLE_UNSUPPORTED_TYPE');
     assert.match((result.content[0] as { text: string }).text, /"tags\.item"/);
   }
+});
+
+test('store.put refuses such a table even when it already carries _row_id (so withRowIds is skipped)', async (t) => {
+  const store = new MemoryStore();
+  t.after(() => store.close());
+  const body = new Table({ _row_id: makeVector(Int32Array.of(0, 1)), when: zoned('Mars/Olympus_Mons') });
+  await assert.rejects(store.put(body), { code: 'S2SP_ERR_TABLE_UNSUPPORTED_TYPE' });
+  const fine = new Table({ _row_id: makeVector(Int32Array.of(0, 1)), when: zoned('UTC') });
+  assert.ok((await store.put(fine)).token);
 });
