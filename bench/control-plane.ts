@@ -13,7 +13,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { countTokens, TOKENIZER_NAME } from '../src/cli/token-count.js';
+import { loadTokenCounter, TOKENIZER_NAME } from '../src/cli/token-count.js';
 import { defaultDatasetPath } from '../src/cli/default-dataset.js';
 import { readTableFile } from '../src/cli/input/read-table-file.js';
 import { S2SPServer } from '../src/server/s2sp-server.js';
@@ -42,6 +42,7 @@ interface Summary {
 await runScenario('control-plane', 'Control plane: a resource tool call over MCP (in-memory), earthquakes', async (flags) => {
   const calls = flags.reps ?? (flags.quick ? 20 : 100);
   const { table } = await readTableFile(defaultDatasetPath());
+  const countTokens = await loadTokenCounter();
   // Rows as a tool would return them: plain objects, without _row_id.
   const rows = rowsFromTable(table).map(({ _row_id, ...rest }) => rest);
   const server = new S2SPServer({ name: 'bench-quakes', version: '0.0.0' });

@@ -166,6 +166,10 @@ const responseProblems = situations({
   rowIdNulls: () => `${ROW_ID} has null values`,
   cutShort: (p: { reason: string }) => `the transfer was cut short: ${p.reason}; none of its rows are used`,
   badStream: (p: { reason: string }) => p.reason,
+  noSchema: () => 'the Arrow stream has no schema message',
+  batchRowCount: (p: { index: number; declared: number; decoded: number }) =>
+    `record batch ${p.index} declares ${p.declared} rows but ${p.decoded} were decoded`,
+  rowIdNotAscending: (p: { id: number; last: number }) => `${ROW_ID} ${p.id} does not ascend (after ${p.last})`,
 });
 
 /** The error table: code -> HTTP status and message template. */
@@ -293,6 +297,8 @@ export const ERRORS = {
     status: 500,
     message: situations({
       notTable: () => 'the tool did not return a table (an array of objects or an Arrow Table)',
+      batchColumnsDiffer: (p: { index: number }) => `record batch ${p.index} has other columns than the first batch`,
+      notRecordBatch: (p: { index: number }) => `item ${p.index} of the returned batches is not an Arrow RecordBatch`,
       rowNotObject: (p: { index: number }) => `row ${p.index} is not a JSON object`,
       rowNoRowId: (p: { index: number }) => `row ${p.index} has no integer ${ROW_ID}`,
       notJsonValue: (p: { column: string; type: string }) =>
@@ -307,7 +313,11 @@ export const ERRORS = {
   },
   S2SP_ERR_TABLE_TOO_LARGE: {
     status: 500,
-    message: (p: { column: string }) => `column ${quoteInput(p.column)} holds over 2 GiB of text, too much for one Arrow column`,
+    message: situations({
+      column: (p: { column: string }) => `column ${quoteInput(p.column)} holds over 2 GiB of text, too much for one Arrow column`,
+      streamedBody: (p: { maxBytes: number }) => `the streamed body is over ${p.maxBytes} bytes, the most one cached body can hold`,
+      tooManyRows: () => `the batches hold over ${MAX_ROW_ID + 1} rows, more than ${ROW_ID} (Int32) can number`,
+    }),
   },
   S2SP_ERR_TABLE_UNSUPPORTED_TYPE: {
     status: 500,
@@ -518,6 +528,12 @@ export const ERRORS = {
       parquetCrashed: (p: { reason: string }) => `the Parquet reader crashed (${p.reason}); the file is probably corrupt`,
       parquetReaderFailed: (p: { reason: string }) => `Parquet reader failed: ${p.reason}`,
     }),
+  },
+  S2SP_ERR_CLI_PACKAGE_MISSING: {
+    status: 500,
+    /** `purpose` completes "NAME is needed for ..."; `install` is the npm install argument (name, or 'name@range'). */
+    message: (p: { pkg: string; purpose: string; install: string }) =>
+      `the package ${p.pkg} is needed for ${p.purpose} and is not installed; install it next to s2sp: npm install ${p.install}`,
   },
 } as const satisfies Record<string, { status: number; message: Template }>;
 

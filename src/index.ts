@@ -1,6 +1,6 @@
 /**
- * s2sp: S2SP (MCP-SD selective disclosure) for TypeScript. Named exports only;
- * see README.md for the tour.
+ * s2sp: S2SP (MCP-SD selective disclosure) for TypeScript. Named exports
+ * only, each what an embedder calls or implements; see README.md for the tour.
  */
 
 // Errors
@@ -14,22 +14,25 @@ export {
   type ResourceToolHandler,
   type TableResult,
   type ToolConfig,
+  type ToolExtra,
 } from './control/resource-tool.js';
 export {
   registerConsumerTool,
+  type ConsumerBatchInput,
+  type ConsumerBatchToolHandler,
   type ConsumerInput,
   type ConsumerToolConfig,
   type ConsumerToolHandler,
   type ConsumerToolOptions,
 } from './control/consumer-tool.js';
-export { parseAbstractDomains } from './control/abstract-domains.js';
-export { buildEnvelope, DEFAULT_ABSTRACT_ROW_LIMIT, type Envelope } from './control/envelope.js';
+export { DEFAULT_ABSTRACT_ROW_LIMIT, type Envelope } from './control/envelope.js';
 export { ERROR_CODE_META_KEY, type ToolErrorLog } from './control/tool-results.js';
 export { mcpHttpPlugin, DEFAULT_MCP_BODY_LIMIT, type McpHttpOptions } from './server/mcp-http-plugin.js';
 export { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from './server/http-timeouts.js';
 export { s2spClientErrorHandler, s2spFrameworkErrors } from './server/client-errors.js';
 
 // Data plane
+export { createDataPlane, type CreateDataPlaneOptions, type DataPlane } from './data/data-plane-handle.js';
 export { s2spDataPlane, DEFAULT_REQUEST_BODY_LIMIT, type DataPlaneOptions } from './data/data-plane-plugin.js';
 export { ARROW_STREAM_TYPE, JSON_TYPE } from './protocol/media-types.js';
 export { DEFAULT_INLINE_CELL_LIMIT } from './data/body-stream.js';
@@ -39,7 +42,15 @@ export { createEncoderPool, type EncoderPool, type EncoderPoolOptions, type RunO
 export { lz4Available } from './ipc/lz4-codec.js';
 
 // Cache
-export { DEFAULT_LEASE_TIMEOUT_MS, type BodyStore, type BodyLease, type CachedBody, type PutResult, type StoreStats } from './cache/body-store.js';
+export {
+  DEFAULT_LEASE_TIMEOUT_MS,
+  type BodyStore,
+  type BodyLease,
+  type CachedBody,
+  type PutResult,
+  type StoreStats,
+  type StreamedPutResult,
+} from './cache/body-store.js';
 export { MemoryStore, DEFAULT_TTL_MS, DEFAULT_MAX_BYTES, EvictReason, type MemoryStoreOptions } from './cache/memory-store.js';
 export { RedisStore, DEFAULT_CHUNK_BYTES, DEFAULT_LOCAL_MAX_BYTES, type RedisStoreOptions } from './cache/redis-store.js';
 export { storeFromSpec, StoreKind, type StoreSettings } from './cache/store-from-spec.js';
@@ -51,15 +62,15 @@ export { tableFromRows, type TableFromRowsOptions } from './table/table-from-row
 export { rowsFromTable, type Row } from './table/rows-from-table.js';
 export { withRowIds } from './table/row-id.js';
 export { bodyTableOf } from './table/body-table.js';
+export type { BatchStream, RecordBatchSource } from './table/batch-stream.js';
 export { ROW_ID } from './protocol/row-id.js';
 export { JSON_TEXT_METADATA_KEY } from './table/json-column.js';
 
 // Consumer side
 export { fetchBody, BodyFormat, type FetchBodyOptions, type FetchedBody } from './consumer/fetch-body.js';
+export { fetchBodyBatches, type StreamedBody } from './consumer/fetch-batches.js';
 export { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from './consumer/resolve.js';
-export { mergeByRowId } from './consumer/merge.js';
-export { parseColumnMapping, applyColumnMapping } from './consumer/column-mapping.js';
-export { checkResourceUrl } from './consumer/resource-url.js';
+export { resolveConsumerBatches, type ResolvedBatches } from './consumer/resolve-batches.js';
 
 // Agent side
 export { S2SPDispatcher } from './agent/dispatcher.js';

@@ -84,6 +84,8 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
   S2SP_ERR_DOMAINS_UNKNOWN: { unknown: ['nope'], columns: ['mag', 'place'] },
   S2SP_ERR_TABLE_INVALID: {
     notTable: {},
+    batchColumnsDiffer: { index: 2 },
+    notRecordBatch: { index: 1 },
     rowNotObject: { index: 3 },
     rowNoRowId: { index: 4 },
     notJsonValue: { column: 'n', type: 'function' },
@@ -91,7 +93,7 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
     rowIdNulls: {},
     rowIdNotPositional: { row: 1, has: 7 },
   },
-  S2SP_ERR_TABLE_TOO_LARGE: { column: 'text' },
+  S2SP_ERR_TABLE_TOO_LARGE: { column: { column: 'text' }, streamedBody: { maxBytes: 1024 }, tooManyRows: {} },
   S2SP_ERR_TABLE_UNSUPPORTED_TYPE: {
     unsupportedType: { column: 'c', type: 'RunEndEncoded<Int32, Utf8>' },
     nestedDictionary: { column: 'tags.item', type: 'Dictionary<Int32, Utf8>' },
@@ -145,6 +147,9 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
   },
   S2SP_ERR_CONSUMER_RESPONSE_INVALID: {
     notObject: {},
+    noSchema: {},
+    batchRowCount: { index: 1, declared: 10, decoded: 9 },
+    rowIdNotAscending: { id: 3, last: 5 },
     noBody: {},
     badTotalRows: {},
     badColumnsReturned: {},
@@ -170,6 +175,7 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
   S2SP_ERR_OPTION_INVALID: { option: 'chunkRows', expected: 'an integer >= 1', value: 0 },
   S2SP_ERR_PUBLIC_URL_REQUIRED: { host: '0.0.0.0' },
   S2SP_ERR_TOOL_FAILED: null,
+  S2SP_ERR_CLI_PACKAGE_MISSING: { pkg: 'parquet-wasm', purpose: 'reading Parquet files', install: "'parquet-wasm@~0.8.0'" },
   S2SP_ERR_INPUT_UNREADABLE: {
     unknownFormat: { path: 'a.txt', format: 'xml', formats: ['json', 'csv'] },
     fileUnreadable: { path: 'a.csv', fsCode: 'ENOENT', reason: 'ENOENT: no such file or directory' },

@@ -4,6 +4,7 @@
  * in-memory one without changing its callers.
  */
 import type { Table } from 'apache-arrow';
+import type { BatchStream } from '../table/batch-stream.js';
 
 /** Default time a lease lasts without renewal: 30 seconds. */
 export const DEFAULT_LEASE_TIMEOUT_MS = 30_000;
@@ -31,6 +32,11 @@ export interface PutResult {
   readonly token: string;
   /** Epoch milliseconds after which the entry is gone. */
   readonly expiresAt: number;
+}
+
+/** What `putBatches` returns: the put, and the body as cached (mapped over the cached bytes, no copy). */
+export interface StreamedPutResult extends PutResult {
+  readonly table: Table;
 }
 
 /**
@@ -70,6 +76,8 @@ export interface StoreStats {
 
 /** A cache of bodies keyed by single-use tokens. */
 export interface BodyStore {
+  /** Default time to live of an entry in ms, if the store has one (tool descriptions tell the LLM). */
+  readonly ttlMs?: number;
   /**
    * Caches a table behind a fresh token. The table is normalised first
    * (`bodyTableOf`): `_row_id` added when missing, dictionaries decoded. A
@@ -80,6 +88,13 @@ export interface BodyStore {
    *   `S2SP_ERR_STORE_UNAVAILABLE` when a shared store cannot be reached
    */
   put(table: Table, options?: { ttlMs?: number }): Promise<PutResult>;
+  /**
+   * Caches batches as they arrive (each must already start with `_row_id`),
+   * never holding them all at once besides the cached copy. Optional: without
+   * it, resource tools gather streamed batches into a Table and call `put`.
+   * @throws S2SPError `S2SP_ERR_CACHE_FULL` as soon as the body outgrows the budget
+   */
+  putBatches?(batches: BatchStream, options?: { ttlMs?: number }): Promise<StreamedPutResult>;
   /**
    * Takes the entry for one transfer.
    * @throws S2SPError `S2SP_ERR_TOKEN_NOT_FOUND` (unknown, expired, consumed) or `S2SP_ERR_TOKEN_IN_FLIGHT`

@@ -16,8 +16,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
-import { DEFAULT_LEASE_TIMEOUT_MS, type BodyLease, type BodyStore, type CachedBody, type PutResult, type StoreStats } from './body-store.js';
-import { ipcPlanOf, tableFromSharedIpc, writeIpcPlan } from '../ipc/shared-body.js';
+import type { BatchStream } from '../table/batch-stream.js';
+import {
+  DEFAULT_LEASE_TIMEOUT_MS,
+  type BodyLease,
+  type BodyStore,
+  type CachedBody,
+  type PutResult,
+  type StoreStats,
+  type StreamedPutResult,
+} from './body-store.js';
+import { ipcPlanOf, sharedIpcFromBatches, tableFromSharedIpc, writeIpcPlan } from '../ipc/shared-body.js';
 import type { FullGc } from './gc-nudge.js';
 import { SharedMemoryPool } from './shared-memory-pool.js';
 import { mintToken } from '../protocol/token.js';
@@ -27,6 +36,8 @@ import { bodyTableOf } from '../table/body-table.js';
 export const DEFAULT_TTL_MS = 10 * 60 * 1000;
 /** Default byte budget of a MemoryStore: 1 GiB. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024 * 1024;
+/** Streamed bodies up to this size are copied into a buffer of their own size once complete. */
+const COMPACT_STREAMED_MAX = 16 * 1024 * 1024;
 /** setTimeout's largest delay (~24.8 days); a longer one fires after 1 ms instead. */
 const MAX_TIMER_MS = 0x7fffffff;
 
@@ -142,6 +153,59 @@ export class MemoryStore implements BodyStore {
     this.#bytes += ipc.byteLength;
     this.#bodyCount++;
     return body;
+  }
+
+  /**
+   * Caches batches as they arrive into one growing shared buffer. The size is
+   * not known before the allocation, so the budget is claimed as each batch
+   * grows the buffer: a body that outgrows it fails at that batch with
+   * `S2SP_ERR_CACHE_FULL`, and what it claimed is given back.
+   */
+  async putBatches(batches: BatchStream, options: { ttlMs?: number } = {}): Promise<StreamedPutResult> {
+    if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
+    const ttlMs = positive(options.ttlMs ?? this.ttlMs, 'ttlMs');
+    let claimed = 0;
+    let ipc: Uint8Array;
+    try {
+      ipc = await sharedIpcFromBatches(batches.schema, batches, {
+        // The whole budget, not what is free now: bodies may expire meanwhile, and claims keep the count.
+        maxByteLength: this.maxBytes,
+        claim: (n) => {
+          if (this.#bytes + n > this.maxBytes) {
+            throw new S2SPError('S2SP_ERR_CACHE_FULL', {
+              problem: 'budget',
+              neededBytes: claimed + n,
+              freeBytes: this.maxBytes - this.#bytes + claimed,
+              maxBytes: this.maxBytes,
+            });
+          }
+          this.#bytes += n;
+          claimed += n;
+        },
+      });
+      if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
+    } catch (error) {
+      this.#bytes -= claimed;
+      throw error;
+    }
+    if (ipc.byteLength <= COMPACT_STREAMED_MAX) {
+      // A small body gives back the address space its growable buffer reserved (the whole budget).
+      const compact = this.#memoryPool.acquire(ipc.byteLength);
+      compact.set(ipc);
+      ipc = compact;
+    }
+    // The claims counted the buffer as it grew; from now on the body counts its own bytes.
+    this.#bytes += ipc.byteLength - claimed;
+    const table = tableFromSharedIpc(ipc);
+    const cached: CachedBody = { id: randomUUID(), table, ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
+    const body: Body = { cached, source: new WeakRef(table), tokens: 0, leases: 0, freed: false };
+    this.#bodies.set(table, body);
+    this.#bodyCount++;
+    const token = mintToken();
+    const expiresAt = Date.now() + ttlMs;
+    this.#entries.set(token, { body, expiresAt, timer: this.#schedule(token, ttlMs), expired: false });
+    body.tokens++;
+    return { token, expiresAt, table };
   }
 
   async lease(token: string): Promise<BodyLease> {

@@ -1,14 +1,18 @@
 /**
  * The bundled dataset: the USGS earthquakes feed (GeoJSON, 1,707 features)
- * that ships in the `vega-datasets` npm package. Its `exports` map hides the
- * data folder from `import`, so we resolve the package entry and walk to it.
+ * that ships in the `vega-datasets` npm package, an optional package
+ * (optional-package.ts). Its `exports` map hides the data folder from
+ * `import`, so we resolve the package entry and walk to it.
  */
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { resolveOptional } from './optional-package.js';
 
-/** Absolute path of a file in vega-datasets' `data/` folder. */
+/**
+ * Absolute path of a file in vega-datasets' `data/` folder.
+ * @throws S2SPError `S2SP_ERR_CLI_PACKAGE_MISSING` when vega-datasets is not installed
+ */
 export function vegaDatasetPath(file: string): string {
-  const entry = createRequire(import.meta.url).resolve('vega-datasets'); // <root>/build/index.js
+  const entry = resolveOptional('vega-datasets'); // <root>/build/index.js
   return join(dirname(dirname(entry)), 'data', file);
 }
 

@@ -14,7 +14,8 @@ import { S2SPClient } from '../agent/s2sp-client.js';
 import { S2SPDispatcher } from '../agent/dispatcher.js';
 import { redactTokensInUrl } from '../protocol/token.js';
 import { SUMMARIZE_TOOL } from './consumer-command.js';
-import { countTokens, TOKENIZER_NAME } from './token-count.js';
+import { defaultDatasetPath } from './default-dataset.js';
+import { loadTokenCounter, TOKENIZER_NAME } from './token-count.js';
 
 /** Flags of `s2sp demo`. */
 export interface DemoFlags {
@@ -40,6 +41,9 @@ const DOMAINS = 'mag,place,time';
 
 /** Runs the demo, printing each step with `print`. */
 export async function runDemo(flags: DemoFlags, print: (line: string) => void): Promise<DemoReport> {
+  // Both optional packages are checked before any child process starts.
+  defaultDatasetPath();
+  const countTokens = await loadTokenCounter();
   const dispatcher = new S2SPDispatcher();
   print(`s2sp demo: mode ${flags.mode}, tokens counted with ${TOKENIZER_NAME}`);
   print('');

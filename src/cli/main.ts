@@ -20,6 +20,8 @@ const USAGE = `Usage:
       resource tool read_table. Default FILE: the bundled USGS earthquakes feed.
       --store (or S2SP_STORE): where bodies are cached; with Redis, every replica
       sharing it serves every token. Default: memory (this process only).
+      Optional packages, loaded when needed: vega-datasets (the bundled feed),
+      parquet-wasm (Parquet files), gpt-tokenizer (demo token counts).
   s2sp consumer [--transport stdio|http] [--host H] [--port P]
                 [--allow-origin URL]... [--max-body-bytes N] [HTTP OPTIONS]
       Serve the consumer tool summarize_rows.

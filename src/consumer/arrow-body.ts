@@ -59,7 +59,8 @@ export function bodyFromArrow(bytes: Uint8Array): ArrowBody {
   };
 }
 
-function checkRowIdField(schema: Schema): void {
+/** The first field must be an integer `_row_id`. @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID` */
+export function checkRowIdField(schema: Schema): void {
   const first = schema.fields[0];
   if (first === undefined) throw invalid({ problem: 'noFields' });
   if (first.name !== ROW_ID) throw invalid({ problem: 'firstField', name: first.name });
@@ -72,7 +73,7 @@ function checkRowIdField(schema: Schema): void {
  * registry cannot stand in for it); other codecs only work if the embedding
  * application registered a decoder itself, since we never ask for them.
  */
-function prepareCodec(codec: CompressionType): void {
+export function prepareCodec(codec: CompressionType): void {
   if (codec === CompressionType.LZ4_FRAME) {
     if (!lz4Available()) {
       throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'lz4Sent' });

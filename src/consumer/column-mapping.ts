@@ -89,24 +89,46 @@ export function applyColumnMapping(row: Row, mapping: Record<string, string> | u
  */
 export function tableWithColumnMapping(table: Table, mapping: Record<string, string> | undefined): Table {
   if (mapping === undefined) return table;
+  const renamer = batchRenamer(table.schema, mapping);
+  const batches = table.batches.map(renamer.rename);
+  return batches.length === 0 ? new Table(renamer.schema) : new Table(renamer.schema, batches);
+}
+
+/** Renames the columns of batches of one schema, as {@link tableWithColumnMapping} does. */
+export interface BatchRenamer {
+  /** The renamed schema. */
+  schema: Schema;
+  /** One batch of the source schema, renamed (column buffers shared). */
+  rename(batch: RecordBatch): RecordBatch;
+}
+
+/**
+ * A renamer for batches of `source`, for bodies that arrive batch by batch.
+ * @param mapping from {@link parseColumnMapping}; undefined renames nothing
+ */
+export function batchRenamer(source: Schema, mapping: Record<string, string> | undefined): BatchRenamer {
+  if (mapping === undefined) return { schema: source, rename: (batch) => batch };
   // A stand-in row with every column, for isShadowed.
-  const probe: Row = Object.fromEntries(table.schema.fields.map((f) => [f.name, true]));
-  const rowIdAt = table.schema.fields.findIndex((f) => f.name === ROW_ID);
+  const probe: Row = Object.fromEntries(source.fields.map((f) => [f.name, true]));
+  const rowIdAt = source.fields.findIndex((f) => f.name === ROW_ID);
   const keep: number[] = rowIdAt < 0 ? [] : [rowIdAt];
-  const fields: Field[] = rowIdAt < 0 ? [] : [table.schema.fields[rowIdAt]];
-  for (const [i, field] of table.schema.fields.entries()) {
+  const fields: Field[] = rowIdAt < 0 ? [] : [source.fields[rowIdAt]];
+  for (const [i, field] of source.fields.entries()) {
     if (field.name === ROW_ID) continue;
     const target = Object.hasOwn(mapping, field.name) ? mapping[field.name] : undefined;
     if (target === undefined && isShadowed(probe, field.name, mapping)) continue;
     keep.push(i);
     fields.push(target === undefined ? field : field.clone({ name: target }));
   }
-  const schema = new Schema(fields, table.schema.metadata);
-  const batches = table.batches.map((batch) => {
-    const children = keep.map((i) => batch.data.children[i]);
-    return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: batch.numRows, nullCount: 0, children }));
-  });
-  return batches.length === 0 ? new Table(schema) : new Table(schema, batches);
+  const schema = new Schema(fields, source.metadata);
+  const type = new Struct(schema.fields);
+  return {
+    schema,
+    rename: (batch) => {
+      const children = keep.map((i) => batch.data.children[i]);
+      return new RecordBatch(schema, makeData({ type, length: batch.numRows, nullCount: 0, children }));
+    },
+  };
 }
 
 /** True when some other column of `row` is renamed to `key`, which then wins. */

@@ -91,7 +91,11 @@ export async function fetchBody(resourceUrl: string, options: FetchBodyOptions =
   return { ...decoded, bytesReceived: bytes.byteLength, rows: () => rowsFromTable(table) };
 }
 
-function requestBody(options: FetchBodyOptions): { row_ids?: number[]; columns?: string[] } {
+/**
+ * The fetch request document (SPEC 3.1) for these options.
+ * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` for empty or non-integer rowIds
+ */
+export function requestBody(options: FetchBodyOptions): { row_ids?: number[]; columns?: string[] } {
   const out: { row_ids?: number[]; columns?: string[] } = {};
   if (options.rowIds !== undefined) {
     // On the wire an empty row_ids means every row (SPEC 3.1): a caller with
@@ -224,7 +228,8 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
   });
 }
 
-function positive(value: number, name: string): number {
+/** `value` when it is a positive number. @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` otherwise */
+export function positive(value: number, name: string): number {
   if (!Number.isFinite(value) || value <= 0) {
     throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'notPositive', option: name, value });
   }

@@ -7,9 +7,10 @@
 import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Table } from 'apache-arrow';
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import type { ConsumerArgs } from '../consumer/consumer-args.js';
 import { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from '../consumer/resolve.js';
+import { resolveConsumerBatches, type ResolvedBatches } from '../consumer/resolve-batches.js';
 import { invalidOption, positiveOption, stringListOption } from '../option-checks.js';
 import type { Row } from '../table/rows-from-table.js';
 import type { ToolExtra } from './resource-tool.js';
@@ -30,6 +31,27 @@ export interface ConsumerInput {
 /** A consumer handler: merged rows in; a tool result, or any JSON value to send as text. */
 export type ConsumerToolHandler = (input: ConsumerInput, extra: ToolExtra) => unknown;
 
+/**
+ * What a consumer handler that asks for batches (`{ batches: true }`)
+ * receives: the body as record batches while they arrive, and the abstract
+ * rows beside it, not merged (see resolveConsumerBatches).
+ */
+export type ConsumerBatchInput = ResolvedBatches;
+
+/**
+ * A consumer handler for batches: reads `input.batches` before it returns
+ * (a transfer still running then is stopped); a tool result, or any JSON value to send as text.
+ */
+export type ConsumerBatchToolHandler = (input: ConsumerBatchInput, extra: ToolExtra) => unknown;
+
+/** Options of {@link registerConsumerTool}: what may be fetched, how the handler takes the body, and where unexpected errors are logged. */
+export interface ConsumerToolOptions extends ResolveOptions {
+  /** `true`: the handler gets record batches as they arrive instead of merged rows. */
+  batches?: boolean;
+  /** Where an unexpected error of the resolution or the handler is logged (default: stderr, tokens redacted). */
+  onToolError?: ToolErrorLog;
+}
+
 /** Consumer tool metadata (its parameters are fixed by SPEC 2.2). */
 export interface ConsumerToolConfig {
   title?: string;
@@ -47,35 +69,72 @@ const CONSUMER_PARAMS = {
   column_mapping: z.string().optional().describe('JSON object renaming columns, e.g. {"event": "alert_type"}.'),
 };
 
-/** Options of {@link registerConsumerTool}: what it may fetch, and where unexpected errors are logged. */
-export interface ConsumerToolOptions extends ResolveOptions {
-  /** Where an unexpected error of the resolution or the handler is logged (default: stderr, tokens redacted). */
-  onToolError?: ToolErrorLog;
-}
-
 /**
- * Registers a consumer tool on `mcp`. An unexpected error (not an S2SPError),
- * of the resolution or of the handler, is logged and answered as
- * `S2SP_ERR_TOOL_FAILED`, naming no internals.
+ * Registers a consumer tool on `mcp`. With `{ batches: true }` the handler
+ * takes record batches as they arrive ({@link ConsumerBatchToolHandler});
+ * otherwise merged rows and a Table ({@link ConsumerToolHandler}). An
+ * unexpected error (not an S2SPError), of the resolution or of the handler,
+ * is logged and answered as `S2SP_ERR_TOOL_FAILED`, naming no internals.
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an allowed origin that is not an http(s) URL, or a limit that is not positive
  */
 export function registerConsumerTool(
   mcp: McpServer,
   name: string,
   config: ConsumerToolConfig,
+  handler: ConsumerBatchToolHandler,
+  options: ConsumerToolOptions & { batches: true },
+): RegisteredTool;
+export function registerConsumerTool(
+  mcp: McpServer,
+  name: string,
+  config: ConsumerToolConfig,
   handler: ConsumerToolHandler,
+  options?: ConsumerToolOptions & { batches?: false },
+): RegisteredTool;
+export function registerConsumerTool(
+  mcp: McpServer,
+  name: string,
+  config: ConsumerToolConfig,
+  handler: ConsumerToolHandler | ConsumerBatchToolHandler,
   options: ConsumerToolOptions = {},
 ): RegisteredTool {
   checkConsumerOptions(options);
-  const { onToolError, ...resolveOptions } = options;
+  const { onToolError, batches, ...resolveOptions } = options;
+  if (batches === true) {
+    return registerBatchConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, resolveOptions, onToolError);
+  }
+  const rowHandler = handler as ConsumerToolHandler;
   return mcp.registerTool(name, { ...config, inputSchema: CONSUMER_PARAMS }, (async (args: ConsumerArgs, extra: ToolExtra) => {
     try {
       const resolved: ResolvedRows = await resolveConsumerRows(args, resolveOptions);
       const bytesReceived = resolved.source === 'body_data' ? Buffer.byteLength(args.body_data ?? '') : resolved.bytesReceived;
-      const result = await handler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
+      const result = await rowHandler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
       return isToolResult(result) ? result : jsonToolResult(result);
     } catch (error) {
       return toolFailureResult(error, name, onToolError);
+    }
+  }) as ToolCallback<typeof CONSUMER_PARAMS>);
+}
+
+/** The batch flavour: errors of the transfer, thrown from the batches inside the handler, are tool errors too. */
+function registerBatchConsumerTool(
+  mcp: McpServer,
+  name: string,
+  config: ConsumerToolConfig,
+  handler: ConsumerBatchToolHandler,
+  options: ResolveOptions,
+  onToolError: ToolErrorLog | undefined,
+): RegisteredTool {
+  return mcp.registerTool(name, { ...config, inputSchema: CONSUMER_PARAMS }, (async (args: ConsumerArgs, extra: ToolExtra) => {
+    let resolved: ResolvedBatches | undefined;
+    try {
+      resolved = await resolveConsumerBatches(args, options);
+      const result = await handler(resolved, extra);
+      return isToolResult(result) ? result : jsonToolResult(result);
+    } catch (error) {
+      return toolFailureResult(error, name, onToolError);
+    } finally {
+      await resolved?.cancel();
     }
   }) as ToolCallback<typeof CONSUMER_PARAMS>);
 }

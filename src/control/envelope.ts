@@ -2,7 +2,7 @@
  * The resource tool's envelope (SPEC 2.1): what the LLM sees instead of the
  * table. Keys in a fixed order, `_row_id` first in every row.
  */
-import type { Table } from 'apache-arrow';
+import type { Schema, Table } from 'apache-arrow';
 import { ROW_ID } from '../protocol/row-id.js';
 import { stringifyJsonExact } from '../table/exact-json.js';
 import { jsonRowFragment } from '../table/json-encoding.js';
@@ -21,15 +21,18 @@ export interface Envelope {
   abstract: Row[];
   abstract_truncated?: true;
   resource_url?: string;
+  /** When `resource_url` stops working, ISO 8601 (async only). */
+  expires_at?: string;
   body?: Row[];
 }
 
-/** Where the body goes: cached behind a URL (async) or inline (sync). */
-export type BodyPlacement = { mode: 'async'; resourceUrl: string } | { mode: 'sync' };
+/** Where the body goes: cached behind a URL until `expiresAt` (epoch ms; async) or inline (sync). */
+export type BodyPlacement = { mode: 'async'; resourceUrl: string; expiresAt: number } | { mode: 'sync' };
 
-/** The data columns of a body table (every column but `_row_id`), in order. */
-export function dataColumns(table: Table): string[] {
-  return table.schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
+/** The data columns of a body table or schema (every column but `_row_id`), in order. */
+export function dataColumns(table: Table | Schema): string[] {
+  const schema = 'schema' in table ? table.schema : table;
+  return schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
 }
 
 /**
@@ -56,8 +59,10 @@ export function buildEnvelope(
     abstract: rowsFromTable(projectColumns(head, domains)),
   };
   if (truncated) envelope.abstract_truncated = true;
-  if (placement.mode === 'async') envelope.resource_url = placement.resourceUrl;
-  else envelope.body = rowsFromTable(projectColumns(table, bodyDomains.length > 0 ? bodyDomains : [ROW_ID]));
+  if (placement.mode === 'async') {
+    envelope.resource_url = placement.resourceUrl;
+    envelope.expires_at = new Date(placement.expiresAt).toISOString();
+  } else envelope.body = rowsFromTable(projectColumns(table, bodyDomains.length > 0 ? bodyDomains : [ROW_ID]));
   return envelope;
 }
 

@@ -4,36 +4,46 @@
  * handler returns rows or an Arrow Table, and the wrapper answers plain MCP,
  * or an envelope with the body cached (async) or inline (sync).
  */
-import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { Table } from 'apache-arrow';
-import { z, type ZodRawShape } from 'zod';
+import { isRecordBatchSource, openBodyBatches, tableFromBatchStream, type RecordBatchSource } from '../table/batch-stream.js';
 import type { BodyStore } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
 import { integerOption } from '../option-checks.js';
 import { bodyTableOf } from '../table/body-table.js';
+import { stringifyJsonExact } from '../table/exact-json.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
-import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, envelopeText, rowsText } from './envelope.js';
-import { jsonToolResult, textToolResult, toolFailureResult, type ToolErrorLog } from './tool-results.js';
+import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, envelopeText, rowsText, type Envelope } from './envelope.js';
+import { RESOURCE_TOOL_OUTPUT_SCHEMA } from './envelope-schema.js';
+import { toolFailureResult, type ToolErrorLog } from './tool-results.js';
+import { ZOD_FLAVOURS, flavourOf, type ZodFlavour } from './zod-flavour.js';
 
-/** What a resource tool handler returns: rows (plain objects) or an Arrow Table. */
-export type TableResult = readonly Record<string, unknown>[] | Table;
+/**
+ * What a resource tool handler returns: rows (plain objects), an Arrow Table,
+ * or Arrow record batches as they are produced (an `AsyncIterable<RecordBatch>`,
+ * e.g. an arrow-js `RecordBatchReader`), cached batch by batch.
+ */
+export type TableResult = readonly Record<string, unknown>[] | Table | RecordBatchSource;
 
 /** The handler's extra argument, as the MCP SDK passes it. */
-export type ToolExtra = Parameters<Parameters<McpServer['registerTool']>[2]>[1];
+export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** A resource tool handler: the tool's own arguments in, a table out. */
-export type ResourceToolHandler<Shape extends ZodRawShape> = (
-  args: z.objectOutputType<Shape, z.ZodTypeAny>,
+/** A resource tool handler: the tool's own arguments (parsed by its zod 3 or zod 4 shape) in, a table out. */
+export type ResourceToolHandler<Shape extends ZodRawShapeCompat> = (
+  args: ShapeOutput<Shape>,
   extra: ToolExtra,
 ) => TableResult | Promise<TableResult>;
 
 /** Tool metadata, as `McpServer.registerTool` takes it. */
-export interface ToolConfig<Shape extends ZodRawShape> {
+export interface ToolConfig<Shape extends ZodRawShapeCompat> {
   title?: string;
+  /** What the tool does; a sentence on how long a resource_url lives is appended. */
   description?: string;
-  /** The tool's own parameters; `abstract_domains` and `mode` are added. */
+  /** The tool's own parameters, a zod 3 or zod 4 raw shape; `abstract_domains` and `mode` are added. */
   inputSchema?: Shape;
   annotations?: ToolAnnotations;
   _meta?: Record<string, unknown>;
@@ -49,79 +59,183 @@ export interface ResourceToolContext {
   abstractRowLimit?: number;
   /** Where an unexpected error of the handler is logged (default: stderr, tokens redacted). */
   onToolError?: ToolErrorLog;
+  /** How long a cached body lives in ms, told to the LLM in the tool description (default: the store's `ttlMs`). */
+  ttlMs?: number;
 }
 
-const ADDED_PARAMS = {
-  abstract_domains: z
-    .string()
-    .optional()
-    .describe(
-      'S2SP: comma-separated columns (or a JSON array string) to return to you; the other columns stay on the server ' +
-        'behind resource_url. Omit for the full table.',
-    ),
-  mode: z
-    .enum(['async', 'sync'])
-    .optional()
-    .describe('S2SP: "async" (default) caches the body behind resource_url; "sync" returns it inline for your SDK.'),
+const DOMAINS_TEXT =
+  'S2SP: comma-separated columns (or a JSON array string) to return to you; the other columns stay on the server ' +
+  'behind resource_url. Omit for the full table.';
+const MODE_TEXT = 'S2SP: "async" (default) caches the body behind resource_url; "sync" returns it inline for your SDK.';
+const MODES = ['async', 'sync'] as const;
+
+/** The parameters S2SP adds to a tool's own, in each zod flavour (the SDK refuses a shape that mixes them). */
+const ADDED_PARAMS: Record<ZodFlavour, ZodRawShapeCompat> = {
+  v3: {
+    abstract_domains: ZOD_FLAVOURS.v3.string().optional().describe(DOMAINS_TEXT),
+    mode: ZOD_FLAVOURS.v3.enum(MODES).optional().describe(MODE_TEXT),
+  },
+  v4: {
+    abstract_domains: ZOD_FLAVOURS.v4.string().optional().describe(DOMAINS_TEXT),
+    mode: ZOD_FLAVOURS.v4.enum(MODES).optional().describe(MODE_TEXT),
+  },
 };
 
 /**
- * Registers a resource tool on `mcp`.
+ * Registers a resource tool on `mcp`. The tool declares an `outputSchema`
+ * and answers with `structuredContent` as well as the text block (SPEC 2.1).
  *
  * A call that fails leaves nothing in the store: a body cached before the
  * failure is revoked. An unexpected error (not an S2SPError) is logged and
  * answered as `S2SP_ERR_TOOL_FAILED`, naming no internals.
+ * @param context where bodies go: a store and its resource_urls (a `createDataPlane` handle fits)
  * @throws Error when the tool's own schema already defines `abstract_domains` or `mode`
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an abstract row limit that is not a positive integer
  */
-export function registerResourceTool<Shape extends ZodRawShape>(
+export function registerResourceTool<Shape extends ZodRawShapeCompat>(
   mcp: McpServer,
   name: string,
   config: ToolConfig<Shape>,
   handler: ResourceToolHandler<Shape>,
   context: ResourceToolContext,
 ): RegisteredTool {
-  const own = config.inputSchema ?? ({} as Shape);
-  for (const key of Object.keys(ADDED_PARAMS)) {
+  const own: ZodRawShapeCompat = config.inputSchema ?? {};
+  const added = ADDED_PARAMS[flavourOf(own)];
+  for (const key of Object.keys(added)) {
     if (key in own) throw new Error(`resource tool ${name}: its input schema must not define "${key}" (S2SP adds it)`);
   }
-  const inputSchema = { ...own, ...ADDED_PARAMS };
+  const inputSchema: ZodRawShapeCompat = { ...own, ...added };
   const limit = integerOption(context.abstractRowLimit, 'abstractRowLimit', 1) ?? DEFAULT_ABSTRACT_ROW_LIMIT;
-  return mcp.registerTool(name, { ...config, inputSchema }, (async (args: Record<string, unknown>, extra: ToolExtra) => {
+  const description = withLifetime(config.description, context.ttlMs ?? context.store.ttlMs);
+  const callback = async (args: Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult> => {
     const { abstract_domains: domainsText, mode, ...toolArgs } = args as {
       abstract_domains?: string;
       mode?: 'async' | 'sync';
     } & Record<string, unknown>;
     try {
       const domains = parseAbstractDomains(domainsText);
-      const result = await handler(toolArgs as z.objectOutputType<Shape, z.ZodTypeAny>, extra);
+      const result = await handler(toolArgs as ShapeOutput<Shape>, extra);
+      if (isRecordBatchSource(result) && !isArrowTable(result)) return await streamedResult(result, domains, mode, limit, context);
       if (domains === undefined) return plainResult(result);
       const table = bodyTableFrom(result);
       checkDomainsExist(domains, dataColumns(table));
-      if (mode === 'sync') return textToolResult(envelopeText(buildEnvelope(table, domains, { mode: 'sync' }, limit), table));
-      const { token } = await context.store.put(table);
-      try {
-        const resourceUrl = context.resourceUrlFor(token);
-        return textToolResult(envelopeText(buildEnvelope(table, domains, { mode: 'async', resourceUrl }, limit), table));
-      } catch (error) {
-        // No one will ever hold this token: do not keep its body for a TTL.
-        await context.store.delete(token).catch(() => false);
-        throw error;
-      }
+      if (mode === 'sync') return envelopeResult(table, buildEnvelope(table, domains, { mode: 'sync' }, limit));
+      const put = await context.store.put(table);
+      return await asyncEnvelopeResult(table, domains, put, limit, context);
     } catch (error) {
       return toolFailureResult(error, name, context.onToolError);
     }
-  }) as ToolCallback<typeof inputSchema>);
+  };
+  // The SDK types its callback by the shape it was given; ours is built at run time in either zod flavour.
+  const register = mcp.registerTool.bind(mcp) as (
+    name: string,
+    config: ToolConfig<ZodRawShapeCompat> & { outputSchema: typeof RESOURCE_TOOL_OUTPUT_SCHEMA },
+    callback: (args: Record<string, unknown>, extra: ToolExtra) => Promise<CallToolResult>,
+  ) => RegisteredTool;
+  return register(name, { ...config, description, inputSchema, outputSchema: RESOURCE_TOOL_OUTPUT_SCHEMA }, callback);
+}
+
+/** The tool's description, then how long a resource_url lives (the MCP guidance for handles). */
+function withLifetime(description: string | undefined, ttlMs: number | undefined): string {
+  const lifetime = ttlMs === undefined ? 'until its expires_at' : `${durationText(ttlMs)} (until its expires_at)`;
+  const note =
+    `S2SP: with abstract_domains, the columns you did not ask for stay on the server behind resource_url, ` +
+    `which serves one fetch and lives ${lifetime}; call this tool again for a fresh one.`;
+  return description === undefined || description === '' ? note : `${description}\n\n${note}`;
+}
+
+/** 600000 -> "10 minutes", 90000 -> "90 seconds". */
+function durationText(ms: number): string {
+  if (ms % 3_600_000 === 0) return plural(ms / 3_600_000, 'hour');
+  if (ms % 60_000 === 0) return plural(ms / 60_000, 'minute');
+  return plural(Math.max(1, Math.round(ms / 1000)), 'second');
+}
+
+function plural(n: number, unit: string): string {
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * An envelope as a tool result: the text block is {@link envelopeText}'s
+ * exact text (what the Python reference's consumers read: int64 beyond 2^53
+ * keeps its digits, floats stay floats), and `structuredContent` is the
+ * envelope as JSON values (parsed from that text, so it never holds a bigint
+ * and reads like the text).
+ */
+function envelopeResult(table: Table, envelope: Envelope): CallToolResult {
+  const text = envelopeText(envelope, table);
+  return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+}
+
+/**
+ * The async envelope of a body already cached under `put.token`. If building
+ * the answer fails, the token is revoked: no one will ever hold it, so its
+ * body must not stay for a TTL.
+ */
+async function asyncEnvelopeResult(
+  table: Table,
+  domains: readonly string[],
+  put: { token: string; expiresAt: number },
+  limit: number,
+  context: ResourceToolContext,
+): Promise<CallToolResult> {
+  try {
+    const resourceUrl = context.resourceUrlFor(put.token);
+    return envelopeResult(table, buildEnvelope(table, domains, { mode: 'async', resourceUrl, expiresAt: put.expiresAt }, limit));
+  } catch (error) {
+    await context.store.delete(put.token).catch(() => false);
+    throw error;
+  }
+}
+
+/**
+ * A handler's record batches. Async mode with a store that takes batches
+ * caches them as they come, and the envelope is built from the cached body
+ * (only the abstract's rows become objects); plain and sync answers are
+ * built whole anyway, so the batches are gathered first there, as they are
+ * for a store without `putBatches` (RedisStore). Domains are checked against
+ * the schema before anything is cached.
+ */
+async function streamedResult(
+  source: RecordBatchSource,
+  domains: string[] | undefined,
+  mode: 'async' | 'sync' | undefined,
+  limit: number,
+  context: ResourceToolContext,
+): Promise<CallToolResult> {
+  const stream = await openBodyBatches(source);
+  try {
+    if (domains !== undefined) checkDomainsExist(domains, dataColumns(stream.schema));
+    if (domains === undefined) return plainResult(rowsWithoutIds(await tableFromBatchStream(stream)));
+    if (mode === 'sync' || context.store.putBatches === undefined) {
+      const table = await tableFromBatchStream(stream);
+      if (mode === 'sync') return envelopeResult(table, buildEnvelope(table, domains, { mode: 'sync' }, limit));
+      const put = await context.store.put(table);
+      return await asyncEnvelopeResult(table, domains, put, limit, context);
+    }
+    const put = await context.store.putBatches(stream);
+    return await asyncEnvelopeResult(put.table, domains, put, limit, context);
+  } finally {
+    await stream.close();
+  }
+}
+
+/** Plain MCP answers the rows as the tool produced them: without the `_row_id` the stream added. */
+function rowsWithoutIds(table: Table): Table {
+  return table.select(dataColumns(table));
 }
 
 /**
  * Plain MCP (no `abstract_domains`): the rows exactly as the handler returned
- * them; an Arrow Table's values as the JSON body would write them.
+ * them, an Arrow Table's values as the JSON body would write them; the same
+ * rows as `{rows}` in `structuredContent`.
  */
 function plainResult(result: TableResult): CallToolResult {
-  if (Array.isArray(result)) return jsonToolResult(result);
-  if (isArrowTable(result)) return textToolResult(rowsText(result));
-  throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
+  let text: string;
+  if (Array.isArray(result)) text = stringifyJsonExact(result);
+  else if (isArrowTable(result)) text = rowsText(result);
+  else throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
+  return { content: [{ type: 'text', text }], structuredContent: { rows: JSON.parse(text) as unknown[] } };
 }
 
 /**

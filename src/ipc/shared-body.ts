@@ -4,11 +4,12 @@
  * starts 8-byte aligned (a fresh SharedArrayBuffer always does), so
  * `tableFromIPC` returns views instead of copying each column.
  */
-import { tableFromIPC, tableToIPC, type Table } from 'apache-arrow';
+import { tableFromIPC, tableToIPC, type RecordBatch, type Schema, type Table } from 'apache-arrow';
 import { hasDictionaries } from '../table/decode-dictionaries.js';
 import { partsLength, recordBatchMessage, schemaMessage } from './message-writer.js';
 import { END_OF_STREAM } from '../protocol/arrow-framing.js';
 import { DEFAULT_CHUNK_ROWS } from '../table/row-chunks.js';
+import { S2SPError } from '../errors.js';
 
 /**
  * A body's IPC stream before it is written: its messages (views of the column
@@ -70,6 +71,73 @@ function messagesOf(table: Table): Uint8Array[] {
   }
   parts.push(END_OF_STREAM);
   return parts;
+}
+
+/** A SharedArrayBuffer that grows in place (ES2024; Node 20's V8 has it, TypeScript's ES2023 lib does not). */
+interface GrowableShared extends SharedArrayBuffer {
+  grow(byteLength: number): void;
+  readonly maxByteLength: number;
+}
+const GrowableShared = SharedArrayBuffer as unknown as new (byteLength: number, options: { maxByteLength: number }) => GrowableShared;
+
+/**
+ * The largest growable SharedArrayBuffer V8 makes (4 GiB in Node 20 and 24;
+ * a fixed-size one may be larger). A streamed body stops there.
+ */
+export const MAX_STREAMED_BODY_BYTES = 2 ** 32;
+
+/** Options of {@link sharedIpcFromBatches}. */
+export interface StreamedIpcOptions {
+  /** Bytes the body may reach (capped at MAX_STREAMED_BODY_BYTES); address space is reserved for it, memory committed only as it grows. */
+  maxByteLength: number;
+  /**
+   * Called before the body grows by `byteLength` bytes; throws to refuse
+   * (a store's budget). The bytes stay claimed until the caller gives them back.
+   */
+  claim(byteLength: number): void;
+}
+
+/**
+ * Encodes record batches, as they arrive, into one IPC stream in a growable
+ * SharedArrayBuffer: each batch is copied in once and can be let go at once,
+ * so memory peaks near the body's size instead of twice it (a Table of all
+ * batches, then its copy). Batches must hold no dictionary columns.
+ *
+ * @throws S2SPError `S2SP_ERR_TABLE_TOO_LARGE` past `maxByteLength` (as capped by
+ *   {@link MAX_STREAMED_BODY_BYTES}); whatever `claim` (asked first) or the batches throw
+ */
+export async function sharedIpcFromBatches(
+  schema: Schema,
+  batches: AsyncIterable<RecordBatch>,
+  options: StreamedIpcOptions,
+): Promise<Uint8Array> {
+  const max = Math.min(options.maxByteLength, MAX_STREAMED_BODY_BYTES);
+  const shared = new GrowableShared(0, { maxByteLength: max });
+  let at = 0;
+  const write = (parts: readonly Uint8Array[]) => {
+    const length = partsLength(parts);
+    options.claim(length);
+    if (at + length > max) {
+      throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', { problem: 'streamedBody', maxBytes: max });
+    }
+    shared.grow(at + length);
+    const view = new Uint8Array(shared, at, length);
+    let offset = 0;
+    for (const part of parts) {
+      view.set(part, offset);
+      offset += part.byteLength;
+    }
+    at += length;
+  };
+  write([schemaMessage(schema)]);
+  for await (const batch of batches) {
+    for (let start = 0; start < batch.numRows; start += STORED_BATCH_ROWS) {
+      const piece = start === 0 && batch.numRows <= STORED_BATCH_ROWS ? batch : batch.slice(start, start + STORED_BATCH_ROWS);
+      write(recordBatchMessage(piece));
+    }
+  }
+  write([END_OF_STREAM]);
+  return new Uint8Array(shared, 0, at);
 }
 
 /** Maps an IPC stream (usually SharedArrayBuffer-backed) back to a Table without copying column buffers. */

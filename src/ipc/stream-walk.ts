@@ -108,8 +108,11 @@ function decodeMessage(metadata: Uint8Array, index: number): Message {
 /** The outline while it is being walked: no schema until the first message. */
 type Tally = Omit<StreamOutline, 'schema'> & { schema?: Schema };
 
-/** Checks the message's kind against its place; records the schema, batch rows and codecs. */
-function noteMessage(message: Message, index: number, outline: Tally): void {
+/**
+ * Checks the message's kind against its place; records the schema, batch
+ * rows and codecs. Returns the message's buffer codec, if it has one.
+ */
+function noteMessage(message: Message, index: number, outline: Tally): CompressionType | undefined {
   const type = message.headerType;
   if (index === 0) {
     if (!message.isSchema()) throw notArrow('it does not start with a schema message');
@@ -118,7 +121,7 @@ function noteMessage(message: Message, index: number, outline: Tally): void {
     } catch (error) {
       throw notArrow('its schema message is unreadable', error);
     }
-    return;
+    return undefined;
   }
   try {
     if (message.isRecordBatch()) {
@@ -126,17 +129,176 @@ function noteMessage(message: Message, index: number, outline: Tally): void {
       outline.recordBatches++;
       outline.rows += header.length;
       if (header.compression !== null) outline.codecs.add(header.compression.type);
-      return;
+      return header.compression?.type;
     }
     if (message.isDictionaryBatch()) {
       const { compression } = message.header().data;
       if (compression !== null) outline.codecs.add(compression.type);
-      return;
+      return compression?.type;
     }
   } catch (error) {
     throw notArrow(`message ${index} has an unreadable header`, error);
   }
   throw notArrow(`message ${index} is a ${MessageHeader[type] ?? `type ${type}`} message where a batch belongs`);
+}
+
+/** One message of a stream walked as it arrives. */
+export interface WalkedMessage {
+  /** The message as framed on the wire (prefix, metadata, body), in a buffer of its own: 8-byte aligned. */
+  bytes: Uint8Array;
+  /** 0 for the schema, then one per batch. */
+  index: number;
+  /** What it carries. */
+  kind: 'schema' | 'record-batch' | 'dictionary-batch';
+  /** Its buffer codec, for a compressed (record or dictionary) batch. */
+  codec?: CompressionType;
+  /** Rows of a record batch, as its header declares them (0 for other messages). */
+  rows: number;
+}
+
+/**
+ * A legacy-framed first message (no continuation marker) declaring more
+ * metadata than this is not Arrow: garbage read as a length would otherwise
+ * make the walk wait for gigabytes that never come.
+ */
+const MAX_LEGACY_FIRST_METADATA = 16 * 1024 * 1024;
+
+/**
+ * Walks an Arrow IPC stream as its bytes arrive (an HTTP body), with the
+ * same checks as {@link outlineIpcStream}: yields each message once it is
+ * complete, schema first, and returns the outline only after the
+ * end-of-stream marker and nothing after it. A source that ends anywhere
+ * else throws, so a cut transfer never passes for a shorter one.
+ *
+ * @param chunks the stream's bytes, in pieces of any size
+ * @throws IpcStreamError as {@link outlineIpcStream} does
+ */
+export async function* walkIpcStream(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<WalkedMessage, StreamOutline> {
+  const queue = new ByteQueue(chunks[Symbol.asyncIterator]());
+  const tally: Tally = { recordBatches: 0, rows: 0, codecs: new Set() };
+  for (let index = 0; ; index++) {
+    if (!(await queue.fill(4))) {
+      if (queue.length > 0) throw cutShort(`ends inside the prefix of message ${index}`);
+      throw cutShort(index === 0 ? 'is empty' : `ends after ${index} messages without the end-of-stream marker`);
+    }
+    let prefix = 4;
+    let metadataLength = queue.int32(0);
+    if (metadataLength === CONTINUATION) {
+      if (!(await queue.fill(8))) throw cutShort(`ends inside the prefix of message ${index}`);
+      prefix = 8;
+      metadataLength = queue.int32(4);
+    }
+    if (metadataLength === 0) {
+      if (tally.schema === undefined) throw notArrow('it ends before its schema message');
+      queue.skip(prefix);
+      if (queue.length > 0 || (await queue.fill(1))) throw notArrow('bytes follow the end-of-stream marker');
+      return { ...tally, schema: tally.schema };
+    }
+    if (metadataLength < 0) throw notArrow(`message ${index} declares a negative metadata length`);
+    if (index === 0 && prefix === 4 && metadataLength > MAX_LEGACY_FIRST_METADATA) throw notArrow('it does not start with an Arrow IPC message');
+    if (!(await queue.fill(prefix + metadataLength))) {
+      if (index === 0 && prefix === 4) throw notArrow('it does not start with an Arrow IPC message');
+      throw cutShort(`ends inside the metadata of message ${index}`);
+    }
+    const message = decodeMessage(queue.copy(prefix, metadataLength), index);
+    const bodyLength = message.bodyLength;
+    if (!Number.isSafeInteger(bodyLength) || bodyLength < 0) throw notArrow(`message ${index} declares a body length of ${bodyLength}`);
+    const rowsBefore = tally.rows;
+    const codec = noteMessage(message, index, tally);
+    const total = prefix + metadataLength + bodyLength;
+    if (!(await queue.fill(total))) throw cutShort(`ends inside the body of message ${index}`);
+    const bytes = new Uint8Array(total);
+    queue.take(bytes);
+    const kind = index === 0 ? 'schema' : message.isDictionaryBatch() ? 'dictionary-batch' : 'record-batch';
+    yield { bytes, index, kind, codec, rows: tally.rows - rowsBefore };
+  }
+}
+
+/** Bytes from an async source, read as needed and consumed from the front. */
+class ByteQueue {
+  readonly #source: AsyncIterator<Uint8Array>;
+  readonly #chunks: Uint8Array[] = [];
+  /** Bytes of #chunks[0] already consumed. */
+  #offset = 0;
+  #length = 0;
+  #done = false;
+
+  constructor(source: AsyncIterator<Uint8Array>) {
+    this.#source = source;
+  }
+
+  /** Unconsumed bytes held. */
+  get length(): number {
+    return this.#length;
+  }
+
+  /** Reads until `n` bytes are held; false when the source ended first. */
+  async fill(n: number): Promise<boolean> {
+    while (this.#length < n) {
+      if (this.#done) return false;
+      const next = await this.#source.next();
+      if (next.done === true) {
+        this.#done = true;
+        return false;
+      }
+      if (next.value.byteLength === 0) continue;
+      this.#chunks.push(next.value);
+      this.#length += next.value.byteLength;
+    }
+    return true;
+  }
+
+  /** The little-endian int32 at `at` (bytes held). */
+  int32(at: number): number {
+    const four = this.copy(at, 4);
+    return new DataView(four.buffer, four.byteOffset, 4).getInt32(0, true);
+  }
+
+  /** A copy of `length` held bytes from `at`, not consumed. */
+  copy(at: number, length: number): Uint8Array {
+    const out = new Uint8Array(length);
+    this.#read(at, out, false);
+    return out;
+  }
+
+  /** Consumes `out.byteLength` bytes into `out`. */
+  take(out: Uint8Array): void {
+    this.#read(0, out, true);
+  }
+
+  /** Consumes `n` bytes. */
+  skip(n: number): void {
+    this.#read(0, new Uint8Array(n), true);
+  }
+
+  #read(at: number, out: Uint8Array, consume: boolean): void {
+    let skip = at + this.#offset;
+    let written = 0;
+    // Bounded by the chunks held; the caller filled enough of them.
+    for (let chunk = 0; written < out.byteLength; chunk++) {
+      const piece = this.#chunks[chunk];
+      if (skip >= piece.byteLength) {
+        skip -= piece.byteLength;
+        continue;
+      }
+      const n = Math.min(piece.byteLength - skip, out.byteLength - written);
+      out.set(piece.subarray(skip, skip + n), written);
+      written += n;
+      skip = 0;
+    }
+    if (consume) this.#consume(at + out.byteLength);
+  }
+
+  /** Drops the first `n` held bytes. */
+  #consume(n: number): void {
+    this.#length -= n;
+    let left = n + this.#offset;
+    while (this.#chunks.length > 0 && left >= this.#chunks[0].byteLength) {
+      left -= this.#chunks[0].byteLength;
+      this.#chunks.shift();
+    }
+    this.#offset = left;
+  }
 }
 
 function cutShort(detail: string): IpcStreamError {

@@ -8,26 +8,32 @@
  * tools, resources and prompts with `configure` to have them on every
  * transport (`.mcp` itself is the instance stdio and in-memory transports use).
  */
-import { isIPv6, type AddressInfo } from 'node:net';
+import { isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { ZodRawShape } from 'zod';
+import type { ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { BodyStore } from '../cache/body-store.js';
 import type { FullGc } from '../cache/gc-nudge.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { ResolveOptions } from '../consumer/resolve.js';
 import { isLoopbackHost } from '../consumer/resource-url.js';
-import { s2spDataPlane, type DataPlaneOptions } from '../data/data-plane-plugin.js';
+import type { DataPlaneOptions } from '../data/data-plane-plugin.js';
+import { createDataPlane, listeningOrigin, type DataPlane } from '../data/data-plane-handle.js';
 import { errorForReply } from '../data/error-reply.js';
 import { dataPlaneLogSerializers, redactedError } from '../protocol/log-redaction.js';
 import { S2SPError } from '../errors.js';
 import { resourceUrlOf } from '../protocol/data-path.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
 import { JSON_CONTENT_TYPE } from '../protocol/media-types.js';
-import { registerConsumerTool, type ConsumerToolConfig, type ConsumerToolHandler } from '../control/consumer-tool.js';
+import {
+  registerConsumerTool,
+  type ConsumerBatchToolHandler,
+  type ConsumerToolConfig,
+  type ConsumerToolHandler,
+} from '../control/consumer-tool.js';
 import { stderrToolErrorLog, type ToolErrorLog } from '../control/tool-results.js';
 import { httpUrlOption, integerOption, invalidOption, positiveOption, stringListOption } from '../option-checks.js';
 import { s2spClientErrorHandler, s2spFrameworkErrors } from './client-errors.js';
@@ -65,9 +71,18 @@ export interface S2SPServerOptions {
   /** Port of the HTTP server (default 0: any free port). */
   port?: number;
   /**
-   * Base URL clients reach the data plane at, for proxies and containers
-   * (default: `http://<host>:<port>` of the listening server). Its host and
-   * origin are also accepted by the MCP endpoint.
+   * A fastify app of your own to mount the data plane (and MCP, with
+   * `mcpPath`) on, instead of one this server makes. `mount()` registers the
+   * plugins on it (before it is ready); you listen and close it.
+   */
+  app?: FastifyInstance;
+  /** Prefix the data plane is mounted under on the app, e.g. `/internal` (default: none). */
+  prefix?: string;
+  /**
+   * Base URL clients reach the app at, for proxies and containers; the
+   * data plane's prefix is appended (default: `http://<host>:<port>` of the
+   * listening server). Its host and origin are also accepted by the MCP
+   * endpoint.
    */
   publicUrl?: string;
   /** Largest MCP request body in bytes (default 64 MiB, room for sync-mode `body_data`); over it, a JSON-RPC error. */
@@ -99,7 +114,7 @@ export interface S2SPServerOptions {
   logger?: FastifyServerOptions['logger'];
 }
 
-/** Options of {@link S2SPServer.listen}. */
+/** Options of {@link S2SPServer.listen} and {@link S2SPServer.mount}. */
 export interface ListenOptions {
   /** Also serve MCP over Streamable HTTP at this path (e.g. `/mcp`); default: data plane only. */
   mcpPath?: string;
@@ -114,8 +129,12 @@ export class S2SPServer {
   readonly #options: S2SPServerOptions;
   readonly #installers: Installer[] = [];
   #store?: BodyStore;
+  /** The app the plugins go on: the one passed in, or `#ownApp`. */
   #app?: FastifyInstance;
-  #baseUrl?: string;
+  /** The app this server made, listens on and closes. */
+  #ownApp?: FastifyInstance;
+  #plane?: DataPlane;
+  #mounted = false;
   readonly #timeouts: Required<HttpTimeouts>;
 
   /** @throws S2SPError `S2SP_ERR_OPTION_INVALID` naming the first invalid option */
@@ -123,8 +142,8 @@ export class S2SPServer {
     this.#timeouts = checkServerOptions(options);
     this.#options = options;
     this.#store = options.store;
+    this.#app = options.app;
     this.mcp = this.#newMcpServer();
-    if (options.publicUrl !== undefined) this.#baseUrl = trimSlash(options.publicUrl);
   }
 
   /**
@@ -142,20 +161,32 @@ export class S2SPServer {
   }
 
   /** Registers a resource tool (SPEC 2.1): the handler returns rows or an Arrow Table. */
-  resourceTool<Shape extends ZodRawShape>(name: string, config: ToolConfig<Shape>, handler: ResourceToolHandler<Shape>): this {
+  resourceTool<Shape extends ZodRawShapeCompat>(name: string, config: ToolConfig<Shape>, handler: ResourceToolHandler<Shape>): this {
+    const store = this.store;
     const context = {
-      store: this.store,
+      store,
       resourceUrlFor: (token: string) => this.resourceUrlFor(token),
       abstractRowLimit: this.#options.abstractRowLimit,
       onToolError: this.#toolErrorLog,
+      ttlMs: this.#options.ttlSeconds === undefined ? store.ttlMs : this.#options.ttlSeconds * 1000,
     };
     return this.configure((mcp) => registerResourceTool(mcp, name, config, handler, context));
   }
 
-  /** Registers a consumer tool (SPEC 2.2): the handler receives merged rows and an Arrow Table. */
-  consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler): this {
-    const options = { ...this.#options.consumer, onToolError: this.#toolErrorLog };
-    return this.configure((mcp) => registerConsumerTool(mcp, name, config, handler, options));
+  /**
+   * Registers a consumer tool (SPEC 2.2): the handler receives merged rows
+   * and an Arrow Table, or with `{ batches: true }` the body's record
+   * batches as they arrive.
+   */
+  consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerBatchToolHandler, options: { batches: true }): this;
+  consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler, options?: { batches?: false }): this;
+  consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler | ConsumerBatchToolHandler, options: { batches?: boolean } = {}): this {
+    const consumer = { ...this.#options.consumer, onToolError: this.#toolErrorLog };
+    return this.configure((mcp) =>
+      options.batches === true
+        ? registerConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, { ...consumer, batches: true })
+        : registerConsumerTool(mcp, name, config, handler as ConsumerToolHandler, consumer),
+    );
   }
 
   /** Applies `install` to `.mcp` now and to every McpServer made for HTTP requests later. */
@@ -172,49 +203,43 @@ export class S2SPServer {
     return mcp;
   }
 
-  /** The presigned URL of a cached body. */
+  /**
+   * The presigned URL of a cached body: the data plane builds it from its
+   * mount prefix and `publicUrl` (or the app's listening address).
+   * @throws S2SPError `S2SP_ERR_DATA_PLANE_DOWN` when no data plane is reachable yet
+   */
   resourceUrlFor(token: string): string {
-    if (this.#baseUrl === undefined) throw new S2SPError('S2SP_ERR_DATA_PLANE_DOWN');
-    return resourceUrlOf(this.#baseUrl, token);
+    if (this.#plane !== undefined) return this.#plane.resourceUrlFor(token);
+    const { publicUrl, prefix = '' } = this.#options;
+    if (publicUrl === undefined) throw new S2SPError('S2SP_ERR_DATA_PLANE_DOWN');
+    return resourceUrlOf(`${publicUrl.replace(/\/+$/, '')}${prefix}`, token);
   }
 
-  /** The fastify app once listening (to add routes or hooks before `listen`, mount the plugins on your own app). */
+  /** The fastify app: the one passed as `app`, or this server's own once mounted. */
   get http(): FastifyInstance | undefined {
     return this.#app;
   }
 
   /**
-   * Starts the HTTP server: the data plane (when this server has a store:
-   * resource tools, or one passed in), and MCP at `mcpPath` if given.
-   * @returns the URL it listens on
+   * Registers the plugins without listening: the data plane (when this
+   * server has a store: resource tools, or one passed in) under `prefix`,
+   * and MCP at `mcpPath` if given. On an app passed as `app`, call it before
+   * that app is ready; `listen` calls it when needed.
    */
-  /**
-   * @throws S2SPError `S2SP_ERR_PUBLIC_URL_REQUIRED` when a server with a data plane would bind a wildcard address without `publicUrl`
-   */
-  async listen(options: ListenOptions = {}): Promise<string> {
-    if (this.#app !== undefined) throw new Error('S2SPServer is already listening');
+  async mount(options: ListenOptions = {}): Promise<void> {
+    if (this.#mounted) throw new Error('S2SPServer is already mounted');
+    this.#mounted = true;
     const host = this.#options.host ?? '127.0.0.1';
-    if (this.#store !== undefined && this.#baseUrl === undefined && isWildcardHost(host)) {
-      throw new S2SPError('S2SP_ERR_PUBLIC_URL_REQUIRED', { host });
-    }
-    const timeouts = this.#timeouts;
-    const app = Fastify({
-      logger: redactingLogger(this.#options.logger ?? false),
-      clientErrorHandler: s2spClientErrorHandler,
-      frameworkErrors: s2spFrameworkErrors,
-      http: { connectionsCheckingInterval: checkIntervalMs(timeouts) },
-    });
-    applyHttpTimeouts(app.server, timeouts);
-    // fastify's default 404 logs "Route POST:<url> not found": a mistyped
-    // resource_url would put its token in the log.
-    app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorDocumentOf(new S2SPError('S2SP_ERR_ROUTE_NOT_FOUND'))));
-    app.setErrorHandler((error, request, reply) => {
-      const wire = errorForReply(error);
-      if (wire.status >= 500) request.log.error({ err: redactedError(error) }, 'request failed');
-      return reply.code(wire.status).type(JSON_CONTENT_TYPE).send(errorDocumentOf(wire));
-    });
+    const app = (this.#app ??= this.#newApp());
     if (this.#store !== undefined) {
-      await app.register(s2spDataPlane, { store: this.#store, bodyLimit: this.#options.requestBodyLimit, workers: this.#options.workers });
+      const plane = createDataPlane({
+        store: this.#store,
+        publicUrl: this.#options.publicUrl,
+        bodyLimit: this.#options.requestBodyLimit,
+        workers: this.#options.workers,
+      });
+      await app.register(plane.plugin, { prefix: this.#options.prefix ?? '' });
+      this.#plane = plane;
     }
     if (options.mcpPath !== undefined) {
       await app.register(mcpHttpPlugin, {
@@ -225,13 +250,24 @@ export class S2SPServer {
         allowedOrigins: [...(this.#options.mcpAllowedOrigins ?? []), ...(this.#options.publicUrl === undefined ? [] : [new URL(this.#options.publicUrl).origin])],
       });
     }
-    await app.listen({ host, port: this.#options.port ?? 0 });
-    this.#app = app;
-    const address = app.server.address() as AddressInfo;
-    const bound = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    const url = `http://${bound}:${address.port}`;
-    this.#baseUrl ??= url;
-    return url;
+  }
+
+  /**
+   * Starts the HTTP server, mounting first unless `mount` was called.
+   * An app passed as `app` that is already listening is left as it is.
+   * @returns the URL the app listens on
+   * @throws S2SPError `S2SP_ERR_PUBLIC_URL_REQUIRED` when a server with a data plane would bind a wildcard address without `publicUrl`
+   */
+  async listen(options: ListenOptions = {}): Promise<string> {
+    if (this.#ownApp?.server.listening === true) throw new Error('S2SPServer is already listening');
+    const host = this.#options.host ?? '127.0.0.1';
+    if (this.#store !== undefined && this.#options.publicUrl === undefined && isWildcardHost(host) && this.#options.app === undefined) {
+      throw new S2SPError('S2SP_ERR_PUBLIC_URL_REQUIRED', { host });
+    }
+    if (!this.#mounted) await this.mount(options);
+    const app = this.#app as FastifyInstance;
+    if (!app.server.listening) await app.listen({ host, port: this.#options.port ?? 0 });
+    return listeningOrigin(app) as string;
   }
 
   /** Connects `.mcp` to a transport (stdio, in-memory...). */
@@ -248,10 +284,14 @@ export class S2SPServer {
     await this.connect(new StdioServerTransport());
   }
 
-  /** Stops the HTTP server and the MCP server, and empties the store. */
+  /** Stops the HTTP server (unless it is an app passed as `app`) and the MCP server, and empties the store. */
   async close(): Promise<void> {
-    await this.#app?.close();
-    this.#app = undefined;
+    if (this.#ownApp !== undefined) {
+      await this.#ownApp.close();
+      // A closed app takes no plugins: the next listen starts afresh.
+      this.#ownApp = this.#app = this.#plane = undefined;
+      this.#mounted = false;
+    }
     await this.mcp.close();
     await this.#store?.close();
   }
@@ -266,6 +306,28 @@ export class S2SPServer {
     }
     stderrToolErrorLog(error, tool);
   };
+
+  /** This server's own fastify app, with the HTTP guards: timeouts, client errors, error documents. */
+  #newApp(): FastifyInstance {
+    const timeouts = this.#timeouts;
+    const app = Fastify({
+      logger: redactingLogger(this.#options.logger ?? false),
+      clientErrorHandler: s2spClientErrorHandler,
+      frameworkErrors: s2spFrameworkErrors,
+      http: { connectionsCheckingInterval: checkIntervalMs(timeouts) },
+    });
+    applyHttpTimeouts(app.server, timeouts);
+    // fastify's default 404 logs "Route POST:<url> not found": a mistyped
+    // resource_url would put its token in the log.
+    app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorDocumentOf(new S2SPError('S2SP_ERR_ROUTE_NOT_FOUND'))));
+    app.setErrorHandler((error, request, reply) => {
+      const wire = errorForReply(error);
+      if (wire.status >= 500) request.log.error({ err: redactedError(error) }, 'request failed');
+      return reply.code(wire.status).type(JSON_CONTENT_TYPE).send(errorDocumentOf(wire));
+    });
+    this.#ownApp = app;
+    return app;
+  }
 
   #newMcpServer(): McpServer {
     const { name, version = '0.0.0', instructions } = this.#options;
@@ -322,6 +384,12 @@ function checkServerOptions(options: S2SPServerOptions): Required<HttpTimeouts> 
   }
   integerOption(options.port, 'port', 0, 65535);
   httpUrlOption(options.publicUrl, 'publicUrl');
+  if (options.prefix !== undefined && (typeof options.prefix !== 'string' || (options.prefix !== '' && !/^\/[^?#]*[^/?#]$/.test(options.prefix)))) {
+    throw invalidOption('prefix', 'a path such as "/internal" (a leading slash, no trailing one)', options.prefix);
+  }
+  if (options.app !== undefined && (typeof options.app !== 'object' || options.app === null || typeof options.app.register !== 'function')) {
+    throw invalidOption('app', 'a fastify instance', options.app);
+  }
   positiveOption(options.ttlSeconds, 'ttlSeconds');
   positiveOption(options.maxCacheBytes, 'maxCacheBytes');
   integerOption(options.abstractRowLimit, 'abstractRowLimit', 1);
@@ -334,8 +402,4 @@ function checkServerOptions(options: S2SPServerOptions): Required<HttpTimeouts> 
     allowedOrigins: stringListOption(options.mcpAllowedOrigins, 'mcpAllowedOrigins'),
   });
   return resolveHttpTimeouts(options.timeouts);
-}
-
-function trimSlash(url: string): string {
-  return url.replace(/\/+$/, '');
 }

@@ -29,19 +29,33 @@ export function rowIdData(start: number, length: number): Data<Int32> {
 export function withRowIds(input: Table): Table {
   assertCarriableSchema(input.schema);
   const table = decodeDictionaries(input);
-  const fields = table.schema.fields.filter((f) => f.name !== ROW_ID);
-  const schema = new Schema([ROW_ID_FIELD, ...fields], table.schema.metadata);
-  const keep = table.schema.fields.map((f, i) => (f.name === ROW_ID ? -1 : i)).filter((i) => i >= 0);
+  const schema = bodySchemaOf(table.schema);
   const batches: RecordBatch[] = [];
   let start = 0;
   for (const batch of table.batches) {
-    const children = [rowIdData(start, batch.numRows), ...keep.map((i) => batch.data.children[i])];
-    const data = makeData({ type: new Struct(schema.fields), length: batch.numRows, nullCount: 0, children });
-    batches.push(new RecordBatch(schema, data));
+    batches.push(batchWithRowIds(batch, schema, start));
     start += batch.numRows;
   }
   if (batches.length === 0) return new Table(schema);
   return new Table(schema, batches);
+}
+
+/** The body schema of a (dictionary-free) schema: `_row_id` first, any `_row_id` of its own dropped. */
+export function bodySchemaOf(schema: Schema): Schema {
+  return new Schema([ROW_ID_FIELD, ...schema.fields.filter((f) => f.name !== ROW_ID)], schema.metadata);
+}
+
+/**
+ * One (dictionary-free) batch as a batch of `bodySchema` (from
+ * {@link bodySchemaOf} of its schema), its rows numbered from `start`.
+ */
+export function batchWithRowIds(batch: RecordBatch, bodySchema: Schema, start: number): RecordBatch {
+  const children: Data[] = [rowIdData(start, batch.numRows)];
+  batch.schema.fields.forEach((f, i) => {
+    if (f.name !== ROW_ID) children.push(batch.data.children[i]);
+  });
+  const data = makeData({ type: new Struct(bodySchema.fields), length: batch.numRows, nullCount: 0, children });
+  return new RecordBatch(bodySchema, data);
 }
 
 /** True when `table` starts with an Int32 `_row_id` column (also as read from IPC, whose type is a plain Int). */

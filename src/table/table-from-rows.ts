@@ -233,7 +233,7 @@ function utf8(
       if (buffer.length - end < worst) buffer = grow(buffer, end, worst);
       end += buffer.write(text, end, 'utf8');
       if (end > MAX_UTF8_BYTES) {
-        throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', { column: name });
+        throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', { problem: 'column', column: name });
       }
     }
     offsets[i + 1] = end;

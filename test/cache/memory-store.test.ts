@@ -205,3 +205,43 @@ test('singleUse: false (benchmarks only) allows concurrent transfers of one toke
   assert.equal(await store.has(token), true);
   await store.close();
 });
+
+/** `table`'s batches as a stream, one batch of `per` rows at a time. */
+function streamOf(source: typeof table, per: number) {
+  async function* batches() {
+    for (let start = 0; start < source.numRows; start += per) yield* source.slice(start, start + per).batches;
+  }
+  return Object.assign(batches(), { schema: source.schema });
+}
+
+test('putBatches caches a stream as put caches the whole table: same bytes, same rows, fetchable', async () => {
+  const store = new MemoryStore();
+  const streamed = await store.putBatches(streamOf(table, 30));
+  assert.equal(streamed.table.numRows, 100);
+  assert.deepEqual(rowsFromTable(streamed.table), rowsFromTable(table));
+  assert.ok(streamed.expiresAt > Date.now());
+  const lease = await store.lease(streamed.token);
+  assert.deepEqual(rowsFromTable(lease.body.table), rowsFromTable(table));
+  assert.equal((await store.stats()).bytes, lease.body.byteLength);
+  await lease.commit();
+  assert.deepEqual(counts(await store.stats()), { entries: 0, bytes: 0, maxBytes: store.maxBytes });
+  await store.close();
+});
+
+test('putBatches fails at the batch that outgrows the budget and gives its claim back', async () => {
+  const store = new MemoryStore({ maxBytes: Math.floor(tableBytes * 1.5) });
+  const first = await store.put(table);
+  let pulled = 0;
+  async function* counted() {
+    for await (const batch of streamOf(table, 10)) {
+      pulled++;
+      yield batch;
+    }
+  }
+  const error = await store.putBatches(Object.assign(counted(), { schema: table.schema })).catch((e: unknown) => e);
+  assert.equal((error as { code?: string }).code, 'S2SP_ERR_CACHE_FULL');
+  assert.ok(pulled < 10, `stopped early, after ${pulled} of 10 batches`);
+  assert.deepEqual(counts(await store.stats()), { entries: 1, bytes: tableBytes, maxBytes: store.maxBytes });
+  assert.ok(await store.has(first.token));
+  await store.close();
+});

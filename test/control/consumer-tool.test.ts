@@ -8,9 +8,13 @@ import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
-import type { ConsumerInput } from '../../src/control/consumer-tool.js';
+import type { ConsumerBatchInput, ConsumerInput } from '../../src/control/consumer-tool.js';
 import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
 import { connectInMemory } from '../support/in-memory-client.js';
+import { ipcOf, sampleTable, sendBytes } from '../support/arrow-streams.js';
+import { expectConsumed } from '../support/expect-consumed.js';
+import { startStandIn } from '../support/stand-in-server.js';
+import { waitUntilIdle } from '../support/wait-until-idle.js';
 
 const ROWS = [
   { event: 'Wind', area: 'CA', description: 'gusts' },
@@ -145,4 +149,97 @@ test('a resource server that answers garbage is a tool error, and the consumer k
   assert.equal(received.length, 0);
   const again = await call(consumerClient, 'ingest', { abstract_data: '[{"_row_id":0}]', body_data: '[{"_row_id":0,"x":1}]' });
   assert.equal(again.isError, undefined);
+});
+
+/** A consumer tool that asks for batches, recording what its handler saw. */
+async function batchSetup(t: TestContext, rows: Record<string, unknown>[] = ROWS, handle?: (input: ConsumerBatchInput) => Promise<unknown>) {
+  const seen: Array<{ abstract: unknown; names: string[]; rows: number; ids: number[]; batches: number; source: string; bytes: number }> = [];
+  const resource = new S2SPServer({ name: 'resource' });
+  resource.resourceTool('alerts', { description: 'a' }, () => rows);
+  await resource.listen();
+  const consumer = new S2SPServer({ name: 'consumer' });
+  consumer.consumerTool(
+    'load',
+    { description: 'l' },
+    handle ??
+      (async (input) => {
+        const ids: number[] = [];
+        let count = 0;
+        let batches = 0;
+        for await (const batch of input.batches) {
+          batches++;
+          count += batch.numRows;
+          for (const id of batch.getChild('_row_id') ?? []) ids.push(id as number);
+        }
+        seen.push({ abstract: input.abstract, names: input.schema.fields.map((f) => f.name), rows: count, ids, batches, source: input.source, bytes: input.bytesReceived });
+        return { loaded: count };
+      }),
+    { batches: true },
+  );
+  return { resource, resourceClient: await connectInMemory(resource, t), consumerClient: await connectInMemory(consumer, t), seen };
+}
+
+test('batches: the handler reads the chosen rows as record batches, ascending, mapped, beside the abstract', async (t) => {
+  const { resourceClient, consumerClient, seen } = await batchSetup(t);
+  const envelope = json(await call(resourceClient, 'alerts', { abstract_domains: 'event' }));
+  const chosen = [envelope.abstract[2], envelope.abstract[0]];
+  const result = await call(consumerClient, 'load', {
+    abstract_data: JSON.stringify(chosen),
+    resource_url: envelope.resource_url,
+    column_mapping: '{"event":"alert_type"}',
+  });
+  assert.deepEqual(JSON.parse((result.content[0] as { text: string }).text), { loaded: 2 });
+  const [input] = seen;
+  assert.deepEqual(input.names, ['_row_id', 'alert_type', 'area', 'description']);
+  assert.deepEqual(input.ids, [0, 2], 'ascending _row_id, whatever the abstract order');
+  assert.deepEqual(input.abstract, [
+    { _row_id: 2, alert_type: 'Heat' },
+    { _row_id: 0, alert_type: 'Wind' },
+  ]);
+  assert.equal(input.source, 'resource_url');
+  assert.ok(input.bytes > 0);
+});
+
+test('batches: "*" streams every row in several batches; body_data and abstract-only arrive as batches too', async (t) => {
+  const many = Array.from({ length: 150_000 }, (_, i) => ({ v: i, text: `row ${i}` }));
+  const { resourceClient, consumerClient, seen } = await batchSetup(t, many);
+  const envelope = json(await call(resourceClient, 'alerts', { abstract_domains: 'v' }));
+  await call(consumerClient, 'load', { abstract_data: '*', resource_url: envelope.resource_url });
+  assert.equal(seen[0].rows, 150_000);
+  assert.ok(seen[0].batches >= 3, `${seen[0].batches} batches`);
+  assert.equal(seen[0].abstract, '*');
+  await call(consumerClient, 'load', { abstract_data: '[{"_row_id":5},{"_row_id":1}]', body_data: '[{"_row_id":1,"v":1},{"_row_id":5,"v":5},{"_row_id":9,"v":9}]' });
+  assert.deepEqual([seen[1].ids, seen[1].source], [[1, 5], 'body_data']);
+  await call(consumerClient, 'load', { abstract_data: '[{"_row_id":3,"v":3}]' });
+  assert.deepEqual([seen[2].ids, seen[2].source], [[3], 'abstract_only']);
+});
+
+test('batches: a transfer error inside the handler is a tool error; a handler that stops early leaves the token', async (t) => {
+  const many = Array.from({ length: 400_000 }, (_, i) => ({ v: i, text: `station ${i} `.repeat(8) }));
+  let firstBatchRows = 0;
+  const { resource, resourceClient, consumerClient } = await batchSetup(t, many, async (input) => {
+    for await (const batch of input.batches) {
+      firstBatchRows = batch.numRows;
+      break;
+    }
+    return { stopped: true };
+  });
+  const envelope = json(await call(resourceClient, 'alerts', { abstract_domains: 'v' }));
+  const stopped = await call(consumerClient, 'load', { abstract_data: '*', resource_url: envelope.resource_url });
+  assert.equal(stopped.isError, undefined);
+  assert.ok(firstBatchRows > 0);
+  // The resource_url still serves a whole transfer: the early stop consumed nothing.
+  await waitUntilIdle(resource.store, envelope.resource_url.slice(envelope.resource_url.lastIndexOf('/') + 1));
+  const response = await fetch(envelope.resource_url, { method: 'POST', headers: { accept: 'application/vnd.apache.arrow.stream' } });
+  await response.arrayBuffer();
+  assert.equal(response.status, 200);
+  await expectConsumed(envelope.resource_url);
+  const gone = await call(consumerClient, 'load', { abstract_data: '*', resource_url: envelope.resource_url });
+  assert.equal(gone._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_CONSUMER_FETCH_FAILED');
+  // A stream cut before its end-of-stream marker fails inside the handler's loop: a tool error.
+  const bytes = ipcOf(sampleTable(3, 40));
+  const cut = await startStandIn(t, (_req, res) => sendBytes(res, bytes.subarray(0, bytes.byteLength - 8)));
+  const { consumerClient: reader } = await batchSetup(t);
+  const broken = await call(reader, 'load', { abstract_data: '*', resource_url: cut.url });
+  assert.equal(broken._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_CONSUMER_RESPONSE_INVALID');
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { tableFromArrays } from 'apache-arrow';
+import { RecordBatchReader, tableFromArrays, tableToIPC, type RecordBatch } from 'apache-arrow';
 import { z } from 'zod';
 import type { TableResult } from '../../src/control/resource-tool.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
@@ -60,7 +60,7 @@ test('async: compact envelope with abstract rows, _row_id first, and a fetchable
   const raw = text(await call(client, 'quakes', { abstract_domains: 'mag,place' }));
   assert.ok(!raw.includes('\n') && !raw.includes(': '), 'compact JSON');
   const envelope = JSON.parse(raw);
-  assert.deepEqual(Object.keys(envelope), ['total_rows', 'columns', 'abstract_domains', 'body_domains', 'abstract', 'resource_url']);
+  assert.deepEqual(Object.keys(envelope), ['total_rows', 'columns', 'abstract_domains', 'body_domains', 'abstract', 'resource_url', 'expires_at']);
   assert.equal(envelope.total_rows, 3);
   assert.deepEqual(envelope.columns, ['mag', 'place', 'time', 'depth', 'tags', 'extra']);
   assert.deepEqual(envelope.body_domains, ['time', 'depth', 'tags', 'extra']);
@@ -202,4 +202,79 @@ test('a tool that returns the same Table on every call stores it once: 40 calls 
   assert.equal(stats.entries, 40);
   assert.equal(stats.bodies, 1);
   assert.ok(stats.bytes < 50_000 * 16 * 1.1, `one body's bytes, not 40: ${stats.bytes}`);
+});
+
+/** A stream of `batches` batches of `per` rows (x = row number, label text), counting what was pulled and whether it was closed. */
+function batchSource(batches: number, per: number) {
+  const state = { pulled: 0, closed: false };
+  async function* source(): AsyncGenerator<RecordBatch> {
+    try {
+      for (let b = 0; b < batches; b++) {
+        state.pulled++;
+        const x = Float64Array.from({ length: per }, (_, i) => b * per + i);
+        yield* tableFromArrays({ x, label: Array.from(x, (v) => `row ${v}`) }).batches;
+      }
+    } finally {
+      state.closed = true;
+    }
+  }
+  return { source, state };
+}
+
+test('streams in: batches are cached as they come and the abstract holds only the capped head', async (t) => {
+  const { source, state } = batchSource(5, 400);
+  const server = new S2SPServer({ name: 'stream', abstractRowLimit: 50 });
+  server.resourceTool('batches', { description: 'b' }, () => source());
+  await server.listen();
+  const client = await connectInMemory(server, t);
+  const result = await call(client, 'batches', { abstract_domains: 'x' });
+  const envelope = result.structuredContent as { total_rows: number; abstract: { x: number }[]; abstract_truncated: boolean; resource_url: string };
+  assert.equal(envelope.total_rows, 2000);
+  assert.equal(envelope.abstract.length, 50);
+  assert.equal(envelope.abstract_truncated, true);
+  assert.deepEqual(envelope.abstract[49], { _row_id: 49, x: 49 });
+  assert.deepEqual(state, { pulled: 5, closed: true });
+  const response = await fetch(envelope.resource_url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ row_ids: [0, 1999], columns: ['label'] }),
+  });
+  assert.deepEqual(((await response.json()) as { body: unknown }).body, [
+    { _row_id: 0, label: 'row 0' },
+    { _row_id: 1999, label: 'row 1999' },
+  ]);
+});
+
+test('streams in: a RecordBatchReader works, plain and sync answers are built whole', async (t) => {
+  const bytes = tableToIPC(tableFromArrays({ id: Int32Array.from([5, 6, 7]) }));
+  const server = new S2SPServer({ name: 'reader' });
+  server.resourceTool('reader', { description: 'r' }, () => RecordBatchReader.from(bytes));
+  const client = await connectInMemory(server, t);
+  assert.equal(text(await call(client, 'reader', {})), JSON.stringify([{ id: 5 }, { id: 6 }, { id: 7 }]), 'plain: no _row_id');
+  const sync = (await call(client, 'reader', { abstract_domains: 'id', mode: 'sync' })).structuredContent as { body: unknown[] };
+  assert.deepEqual(sync.body, [{ _row_id: 0 }, { _row_id: 1 }, { _row_id: 2 }]);
+});
+
+test('streams in: unknown domains are refused from the schema, before anything is pulled or cached', async (t) => {
+  const { source, state } = batchSource(3, 10);
+  const server = new S2SPServer({ name: 'stream' });
+  server.resourceTool('batches', { description: 'b' }, () => source());
+  await server.listen();
+  const client = await connectInMemory(server, t);
+  const result = await call(client, 'batches', { abstract_domains: 'nope' });
+  assert.equal(result._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_DOMAINS_UNKNOWN');
+  assert.deepEqual(state, { pulled: 1, closed: true }, 'only the first batch, for its schema');
+  assert.equal((await server.store.stats()).entries, 0);
+});
+
+test('streams in: a stream that outgrows the cache stops there, a tool error, nothing kept', async (t) => {
+  const { source, state } = batchSource(40, 1000);
+  const server = new S2SPServer({ name: 'stream', maxCacheBytes: 200_000 });
+  server.resourceTool('batches', { description: 'b' }, () => source());
+  await server.listen();
+  const client = await connectInMemory(server, t);
+  const result = await call(client, 'batches', { abstract_domains: 'x' });
+  assert.equal(result._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_CACHE_FULL');
+  assert.ok(state.pulled < 40 && state.closed, `stopped after ${state.pulled} batches and closed the source`);
+  assert.deepEqual({ entries: (await server.store.stats()).entries, bytes: (await server.store.stats()).bytes }, { entries: 0, bytes: 0 });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CompressionType, RecordBatchStreamWriter, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { IpcStreamError, outlineIpcStream } from '../../src/ipc/stream-walk.js';
+import { IpcStreamError, outlineIpcStream, walkIpcStream } from '../../src/ipc/stream-walk.js';
 import { NEEDS_LZ4, ipcOf, lz4IpcOf, sampleTable } from '../support/arrow-streams.js';
 
 const EOS = Buffer.from('ffffffff00000000', 'hex');
@@ -86,4 +86,51 @@ test('a second schema message where a batch belongs is malformed', () => {
   const schemaEnd = 8 + Buffer.from(stream).readInt32LE(4);
   const doubled = Buffer.concat([stream.subarray(0, schemaEnd), stream]);
   assert.equal(kindOf(() => outlineIpcStream(doubled)), 'malformed');
+});
+
+/** Feeds `bytes` to walkIpcStream in pieces of `size`; resolves with the messages' byte lengths and the outline. */
+async function walkInPieces(bytes: Uint8Array, size: number) {
+  async function* pieces() {
+    for (let at = 0; at < bytes.byteLength; at += size) yield bytes.subarray(at, Math.min(bytes.byteLength, at + size));
+  }
+  const walk = walkIpcStream(pieces());
+  const lengths: number[] = [];
+  for (;;) {
+    const next = await walk.next();
+    if (next.done === true) return { lengths, outline: next.value };
+    lengths.push(next.value.bytes.byteLength);
+  }
+}
+
+async function streamKindOf(run: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await run;
+  } catch (error) {
+    return error instanceof IpcStreamError ? error.kind : 'other';
+  }
+  return undefined;
+}
+
+test('walkIpcStream: in pieces of any size, the messages and outline of outlineIpcStream', async () => {
+  const bytes = ipcOf(sampleTable(3, 7));
+  const whole = outlineIpcStream(bytes);
+  for (const size of [1, 3, 8, 13, 100, bytes.byteLength]) {
+    const { lengths, outline } = await walkInPieces(bytes, size);
+    assert.equal(lengths.length, 4, `schema + 3 batches, pieces of ${size}`);
+    assert.equal(lengths.reduce((a, b) => a + b, 0) + 8, bytes.byteLength, 'every byte but the end marker');
+    assert.equal(outline.rows, whole.rows);
+    assert.equal(outline.recordBatches, whole.recordBatches);
+  }
+});
+
+test('walkIpcStream: cut anywhere is truncated, bytes after the end marker or garbage are malformed', async () => {
+  const bytes = ipcOf(sampleTable(2, 5));
+  for (let length = 0; length < bytes.byteLength; length += 7) {
+    assert.equal(await streamKindOf(walkInPieces(bytes.subarray(0, length), 5)), 'truncated', `cut at ${length}`);
+  }
+  assert.equal(await streamKindOf(walkInPieces(bytes.subarray(0, bytes.byteLength - 8), 64)), 'truncated', 'no end marker');
+  const trailing = new Uint8Array(bytes.byteLength + 8);
+  trailing.set(bytes);
+  assert.equal(await streamKindOf(walkInPieces(trailing, 64)), 'malformed');
+  assert.equal(await streamKindOf(walkInPieces(new TextEncoder().encode('HTTP/1.1 500 oops, not Arrow at all'), 4)), 'malformed');
 });

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { connectInMemory } from '../support/in-memory-client.js';
 import { expectConsumed } from '../support/expect-consumed.js';
@@ -69,4 +71,28 @@ test('unknown routes answer our JSON 404 and no log line carries a token in full
   assert.ok(lines.length > 10, 'the logger captured the requests');
   const leaks = lines.filter((line) => line.includes(token));
   assert.deepEqual(leaks, []);
+});
+
+test('an existing fastify app: the data plane mounts under its prefix, MCP beside it, the app stays the embedder’s', async (t) => {
+  const app = Fastify();
+  app.get('/own', async () => ({ mine: true }));
+  const server = new S2SPServer({ name: 't', app, prefix: '/internal' });
+  server.resourceTool('rows', { description: 'r' }, () => ROWS);
+  await server.mount({ mcpPath: '/mcp' });
+  assert.equal(server.http, app);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  t.after(() => app.close());
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const client = new Client({ name: 'c', version: '0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+  t.after(() => client.close());
+  const { resource_url } = envelopeOf(await client.callTool({ name: 'rows', arguments: { abstract_domains: 'a' } }));
+  assert.ok(resource_url.startsWith(`${base}/internal/s2sp/data/`), resource_url);
+  const response = await fetch(resource_url, { method: 'POST' });
+  assert.equal(response.status, 200);
+  assert.equal(((await response.json()) as { total_rows: number }).total_rows, 2);
+  assert.equal(await server.listen(), base, 'listen on an app that already listens only reports its URL');
+  await server.close();
+  assert.equal(app.server.listening, true, 'close leaves the embedder’s app running');
+  assert.deepEqual(await (await fetch(`${base}/own`)).json(), { mine: true });
 });

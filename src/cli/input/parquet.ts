@@ -21,8 +21,9 @@
  *   default of 1,024-row batches made the one call 3x slower as well.
  */
 import { Binary, Field, RecordBatch, Schema, Struct, Table, Type, Utf8, makeData, tableFromIPC, type Data } from 'apache-arrow';
-import { S2SPError, type ErrorParams } from '../../errors.js';
+import { S2SPError, isS2SPError, type ErrorParams } from '../../errors.js';
 import { withRowIds } from '../../table/row-id.js';
+import { importOptional } from '../optional-package.js';
 import { PARQUET_MAGIC, startsWithBytes } from './table-file-format.js';
 
 type ParquetWasm = typeof import('parquet-wasm');
@@ -87,10 +88,15 @@ export async function tableFromParquetBytes(bytes: Uint8Array, onProgress?: (mes
   return withRowIds(assemble(schema, batches));
 }
 
-/** Imports parquet-wasm once; a failed import is retried on the next call. */
+/**
+ * Imports parquet-wasm (an optional package) once; a failed import is retried
+ * on the next call. Not installed: `S2SP_ERR_CLI_PACKAGE_MISSING`, saying what
+ * to install.
+ */
 function loadParquetWasm(): Promise<ParquetWasm> {
-  loading ??= import('parquet-wasm').catch((err: unknown) => {
+  loading ??= importOptional<ParquetWasm>('parquet-wasm').catch((err: unknown) => {
     loading = undefined;
+    if (isS2SPError(err)) throw err;
     throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'parquetUnavailable', reason: messageOf(err) }, { cause: err });
   });
   return loading;

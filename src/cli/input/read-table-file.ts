@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Table } from 'apache-arrow';
-import { S2SPError } from '../../errors.js';
+import { S2SPError, isS2SPError } from '../../errors.js';
 import type { Row } from '../../table/rows-from-table.js';
 import { tableFromRows } from '../../table/table-from-rows.js';
 import { tableFromArrowBytes } from './arrow-file.js';
@@ -108,6 +108,8 @@ export async function readTableFile(path: string, options: ReadTableFileOptions 
     progress(`${quote(path)}: ${table.numRows} rows x ${table.numCols - 1} columns`);
     return { table, format: actual, source: path };
   } catch (err) {
+    // A reader that is not installed is not a problem of the file.
+    if (isS2SPError(err, 'S2SP_ERR_CLI_PACKAGE_MISSING')) throw err;
     throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'asFormat', path, format, reason: messageOf(err) }, { cause: err });
   }
 }

@@ -1,0 +1,114 @@
+/**
+ * Decodes the data plane's Arrow answer as it arrives (SPEC 3.2), batch by
+ * batch, for consumers that never want the whole body at once.
+ *
+ * The framing walk (ipc/stream-walk.ts) cuts the bytes into whole messages;
+ * each record batch is decoded by arrow-js on its own, as soon as its
+ * message is complete, from the schema, the dictionaries so far and the
+ * batch (arrow-js's own async reader reads a message ahead, which would
+ * hold a batch back). The schema is checked before any batch, each batch's
+ * codec prepared before it is decompressed, and the stream ends only after
+ * its end-of-stream marker: a transfer cut anywhere throws from the batch
+ * where it broke and is never read as fewer rows. Batches already handed
+ * over were whole; the caller decides what a failed transfer means for them.
+ *
+ * Ids must ascend strictly (our server sends them so, SPEC 3.1): checking
+ * uniqueness otherwise would mean keeping every id seen.
+ */
+import { RecordBatchReader, type RecordBatch, type Schema } from 'apache-arrow';
+import { isS2SPError } from '../errors.js';
+import { IpcStreamError, walkIpcStream, type WalkedMessage } from '../ipc/stream-walk.js';
+import { MAX_ROW_ID } from '../protocol/row-id.js';
+import { checkRowIdField, prepareCodec } from './arrow-body.js';
+import { responseInvalid as invalid } from './http-failure.js';
+
+/** An Arrow answer opened for reading batch by batch. */
+export interface ArrowBatches {
+  /** The schema, `_row_id` first (known before any batch). */
+  schema: Schema;
+  /** The batches as they arrive; iterate once. Leaving early stops the walk. */
+  batches: AsyncGenerator<RecordBatch>;
+  /** True once any batch read so far used buffer compression. */
+  compressed(): boolean;
+}
+
+/**
+ * Opens an Arrow IPC stream answer: reads up to its schema message.
+ * @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID` (not Arrow, cut short, no
+ *   integer `_row_id` first); the batches throw it too, and `S2SP_ERR_CODEC_UNAVAILABLE`
+ */
+export async function openArrowBatches(chunks: AsyncIterable<Uint8Array>): Promise<ArrowBatches> {
+  const walk: AsyncGenerator<WalkedMessage, unknown> = walkIpcStream(chunks);
+  const first = await step(walk);
+  if (first === undefined) throw invalid({ problem: 'noSchema' });
+  const schemaBytes = first.bytes;
+  const schema = decode(() => RecordBatchReader.from(schemaBytes).open().schema);
+  checkRowIdField(schema);
+  let compressed = false;
+  async function* batches(): AsyncGenerator<RecordBatch> {
+    const dictionaries: Uint8Array[] = [];
+    let previous = -1;
+    try {
+      for (;;) {
+        const next = await step(walk);
+        if (next === undefined) return;
+        if (next.codec !== undefined) {
+          prepareCodec(next.codec);
+          compressed = true;
+        }
+        if (next.kind === 'dictionary-batch') {
+          dictionaries.push(next.bytes);
+          continue;
+        }
+        const decoded = decode(() => [...RecordBatchReader.from([schemaBytes, ...dictionaries, next.bytes])]);
+        const rows = decoded.reduce((n, batch) => n + batch.numRows, 0);
+        if (rows !== next.rows) throw invalid({ problem: 'batchRowCount', index: next.index, declared: next.rows, decoded: rows });
+        for (const batch of decoded) {
+          previous = checkAscendingIds(batch, previous);
+          yield batch;
+        }
+      }
+    } finally {
+      // Stops the walk (and so the transfer) when the caller leaves early.
+      await walk.return(undefined);
+    }
+  }
+  return { schema, batches: batches(), compressed: () => compressed };
+}
+
+/** The walk's next message, or undefined after the end-of-stream marker. */
+async function step(walk: AsyncGenerator<WalkedMessage, unknown>): Promise<WalkedMessage | undefined> {
+  try {
+    const next = await walk.next();
+    return next.done === true ? undefined : next.value;
+  } catch (error) {
+    if (isS2SPError(error) || !(error instanceof IpcStreamError)) throw error;
+    throw error.kind === 'truncated' ? invalid({ problem: 'cutShort', reason: error.message }) : invalid({ problem: 'badStream', reason: error.message }, error.cause);
+  }
+}
+
+/** Runs an arrow-js decode, turning what it throws into our error. */
+function decode<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (isS2SPError(error)) throw error;
+    throw invalid({ problem: 'arrowUndecodable', reason: (error as Error)?.message ?? String(error) }, error);
+  }
+}
+
+/** Every `_row_id` of `batch` non-null, in range, above the one before; returns the last. */
+function checkAscendingIds(batch: RecordBatch, previous: number): number {
+  const data = batch.data.children[0];
+  if (data.nullCount > 0) throw invalid({ problem: 'rowIdNulls' });
+  // Decoded from IPC, so unsliced. Int64/Uint64 come as bigint; Number() is exact in the range we accept.
+  const values = data.values as ArrayLike<number | bigint>;
+  let last = previous;
+  for (let i = 0; i < data.length; i++) {
+    const id = Number(values[i]);
+    if (!(id >= 0 && id <= MAX_ROW_ID)) throw invalid({ problem: 'rowIdRange', id });
+    if (id <= last) throw invalid({ problem: 'rowIdNotAscending', id, last });
+    last = id;
+  }
+  return last;
+}

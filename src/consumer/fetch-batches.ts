@@ -1,0 +1,230 @@
+/**
+ * The consumer's data-plane client, streaming: POST to a resource_url and
+ * hand over the body's record batches as they arrive, so a consumer that
+ * loads them somewhere (a database, a file, an aggregate) never holds the
+ * whole body. fetch-body.ts is the whole-body twin; the request, the checks
+ * and the errors are the same.
+ *
+ * Timing differs on purpose: `timeoutMs` bounds each wait for the server
+ * (the answer's headers, then every piece of the body), not the whole
+ * transfer, whose pace is the caller's: it reads the next batch when it is
+ * ready, and the socket waits (TCP backpressure) meanwhile.
+ *
+ * A JSON answer (the Python reference's) arrives whole anyway: it is read
+ * to its end, checked as fetchBody checks it, and handed over as the
+ * batches of its table.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { RecordBatch, Schema } from 'apache-arrow';
+import { S2SPError } from '../errors.js';
+import { ARROW_STREAM_TYPE, mediaTypeOf } from '../protocol/media-types.js';
+import { openArrowBatches } from './arrow-batches.js';
+import { BodyFormat, acceptFor, bodyFormatOption } from './body-format.js';
+import { DEFAULT_FETCH_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, positive, requestBody, type FetchBodyOptions } from './fetch-body.js';
+import { fetchFailed, httpFailure, responseInvalid } from './http-failure.js';
+import { bodyFromJson } from './json-body.js';
+import { checkResourceUrl } from './resource-url.js';
+
+/** A body being fetched: its schema at once, its batches as they arrive. */
+export interface StreamedBody extends AsyncIterable<RecordBatch> {
+  /** The columns, `_row_id` first. */
+  readonly schema: Schema;
+  /** The wire format the server answered in. */
+  readonly format: 'json' | 'arrow';
+  /** True once any batch read so far used LZ4 buffer compression. */
+  readonly compressed: boolean;
+  /** Response bytes received so far (compressed bytes for compressed Arrow). */
+  readonly bytesReceived: number;
+  /**
+   * Stops the transfer. An unfinished transfer does not consume the token
+   * (SPEC 3.4). Iterating to the end, or leaving a `for await` early, needs no call.
+   */
+  cancel(): Promise<void>;
+}
+
+/**
+ * Fetches rows of a cached body from its resource_url, batch by batch.
+ * Resolves once the schema is known; the batches, read once, follow as the
+ * server sends them, in ascending `_row_id`. A transfer that breaks throws
+ * from the batch where it broke, never ends early as if complete.
+ *
+ * @param resourceUrl the URL the resource tool returned
+ * @param options as {@link fetchBody}'s; `timeoutMs` bounds each wait for the server
+ * @throws S2SPError as {@link fetchBody}: URL and origin, arguments, `_BODY_TOO_LARGE`,
+ *   `_FETCH_FAILED`, `_RESPONSE_INVALID`, `S2SP_ERR_CODEC_UNAVAILABLE` (also from the batches)
+ */
+export async function fetchBodyBatches(resourceUrl: string, options: FetchBodyOptions = {}): Promise<StreamedBody> {
+  const url = checkResourceUrl(resourceUrl, options.allowedOrigins);
+  const maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBytes');
+  const timeoutMs = positive(options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS, 'timeoutMs');
+  const format = bodyFormatOption(options.format);
+  const payload = JSON.stringify(requestBody(options));
+  const { request, response } = await openAnswer(url, payload, acceptFor(format), maxBytes, timeoutMs, options.signal);
+  const contentType = response.headers['content-type'];
+  const answered = mediaTypeOf(contentType) === ARROW_STREAM_TYPE ? 'arrow' : 'json';
+  let received = 0;
+  const stop = () => {
+    request.destroy();
+    response.destroy();
+  };
+  const chunks = bodyChunks(response, maxBytes, timeoutMs, options.signal, (n) => (received += n));
+  try {
+    if (format !== BodyFormat.auto && answered !== format) {
+      throw responseInvalid({ problem: 'wrongFormat', asked: format, contentType });
+    }
+    if (answered === 'arrow') {
+      const opened = await openArrowBatches(chunks);
+      const batches = withCleanup(opened.batches, stop);
+      return {
+        schema: opened.schema,
+        format: answered,
+        get compressed() {
+          return opened.compressed();
+        },
+        get bytesReceived() {
+          return received;
+        },
+        cancel: async () => void (await batches.return(undefined)),
+        [Symbol.asyncIterator]: () => batches,
+      };
+    }
+    const parts: Uint8Array[] = [];
+    for await (const chunk of chunks) parts.push(chunk);
+    const { table } = bodyFromJson(Buffer.concat(parts, received));
+    const batches = withCleanup(fromArray(table.batches), stop);
+    return {
+      schema: table.schema,
+      format: answered,
+      compressed: false,
+      bytesReceived: received,
+      cancel: async () => void (await batches.return(undefined)),
+      [Symbol.asyncIterator]: () => batches,
+    };
+  } catch (error) {
+    stop();
+    throw error;
+  }
+}
+
+/** A 2xx answer with its headers; its body not read yet. */
+interface OpenAnswer {
+  request: http.ClientRequest;
+  response: http.IncomingMessage;
+}
+
+/** Sends the POST; resolves at a 2xx answer's headers, rejects with an S2SPError otherwise. */
+function openAnswer(
+  url: URL,
+  payload: string,
+  accept: string,
+  maxBytes: number,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<OpenAnswer> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(fetchFailed({ problem: 'aborted' }, signal.reason));
+      return;
+    }
+    const client = url.protocol === 'https:' ? https : http;
+    let settled = false;
+    const finish = (error: S2SPError | undefined, response?: http.IncomingMessage) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (error !== undefined) {
+        request.destroy();
+        reject(error);
+      } else {
+        resolve({ request, response: response as http.IncomingMessage });
+      }
+    };
+    const onAbort = () => finish(fetchFailed({ problem: 'aborted' }, signal?.reason));
+    const timer = setTimeout(() => finish(fetchFailed({ problem: 'timeout', timeoutMs })), timeoutMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const request = client.request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept, 'accept-encoding': 'identity', 'content-length': Buffer.byteLength(payload) },
+    });
+    request.on('error', (error) => finish(fetchFailed({ problem: 'unreachable', origin: url.origin, reason: error.message }, error)));
+    request.on('response', (response) => {
+      const status = response.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
+        const declared = Number(response.headers['content-length']);
+        if (Number.isFinite(declared) && declared > maxBytes) finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'declared', maxBytes, declaredBytes: declared }));
+        else finish(undefined, response);
+        return;
+      }
+      // An error document is small; do not let a hostile server make us buffer a lot of it.
+      const limit = Math.min(maxBytes, 64 * 1024);
+      const parts: Buffer[] = [];
+      let received = 0;
+      response.on('data', (chunk: Buffer) => {
+        if (received + chunk.length > limit) finish(httpFailure(status, Buffer.concat(parts)));
+        received += chunk.length;
+        parts.push(chunk);
+      });
+      response.on('end', () => finish(httpFailure(status, Buffer.concat(parts))));
+      response.on('error', () => finish(httpFailure(status, Buffer.concat(parts))));
+    });
+    request.end(payload);
+  });
+}
+
+/**
+ * The body's bytes as they arrive, counted against `maxBytes`, each wait
+ * bounded by `timeoutMs`; throws unless the body arrived complete.
+ */
+async function* bodyChunks(
+  response: http.IncomingMessage,
+  maxBytes: number,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  count: (n: number) => number,
+): AsyncGenerator<Uint8Array> {
+  const iterator = response[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const aborted = () => response.destroy(fetchFailed({ problem: 'aborted' }, signal?.reason));
+  signal?.addEventListener('abort', aborted, { once: true });
+  try {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(
+          () => reject(fetchFailed({ problem: 'timeout', timeoutMs })),
+          timeoutMs,
+        );
+      });
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await Promise.race([iterator.next(), late]);
+      } catch (error) {
+        if (error instanceof S2SPError) throw error;
+        throw fetchFailed({ problem: 'broken' }, error);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (next.done === true) break;
+      if (count(next.value.length) > maxBytes) throw new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'received', maxBytes });
+      yield next.value;
+    }
+    if (!response.complete) throw fetchFailed({ problem: 'closedEarly' });
+  } finally {
+    signal?.removeEventListener('abort', aborted);
+    response.destroy();
+  }
+}
+
+/** `batches`, then `stop` however the iteration ends (done, error, or left early). */
+async function* withCleanup(batches: AsyncIterable<RecordBatch>, stop: () => void): AsyncGenerator<RecordBatch> {
+  try {
+    yield* batches;
+  } finally {
+    stop();
+  }
+}
+
+async function* fromArray(batches: readonly RecordBatch[]): AsyncGenerator<RecordBatch> {
+  yield* batches;
+}

@@ -1,0 +1,80 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { S2SPServer } from '../../src/server/s2sp-server.js';
+import { connectInMemory } from '../support/in-memory-client.js';
+
+const ROWS = [
+  { mag: 2, place: 'A', depth: 5.5 },
+  { mag: 4.5, place: 'B', depth: null },
+];
+
+async function setup(t: import('node:test').TestContext, ttlSeconds?: number) {
+  const server = new S2SPServer({ name: 'test', ttlSeconds });
+  server.resourceTool('quakes', { description: 'Quakes.' }, () => ROWS);
+  await server.listen();
+  // The SDK client validates structuredContent against the declared outputSchema (ajv).
+  const client = await connectInMemory(server, t);
+  return { server, client };
+}
+
+async function call(client: Awaited<ReturnType<typeof setup>>['client'], args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await client.callTool({ name: 'quakes', arguments: args })) as CallToolResult;
+}
+
+function text(result: CallToolResult): string {
+  return (result.content[0] as { text: string }).text;
+}
+
+test('the resource tool declares an object outputSchema and says how long a resource_url lives', async (t) => {
+  const { client } = await setup(t);
+  const [tool] = (await client.listTools()).tools;
+  assert.equal(tool.outputSchema?.type, 'object');
+  for (const key of ['rows', 'total_rows', 'abstract', 'resource_url', 'expires_at', 'body']) {
+    assert.ok(Object.hasOwn(tool.outputSchema?.properties ?? {}, key), key);
+  }
+  assert.ok(tool.description?.startsWith('Quakes.'), 'the own description comes first');
+  assert.match(tool.description ?? '', /10 minutes/);
+});
+
+test('the lifetime in the description follows the store TTL', async (t) => {
+  const { client } = await setup(t, 90);
+  const [tool] = (await client.listTools()).tools;
+  assert.match(tool.description ?? '', /90 seconds/);
+});
+
+test('async: structuredContent is the envelope the text holds, with expires_at the store gave', async (t) => {
+  const { client } = await setup(t);
+  const before = Date.now();
+  const result = await call(client, { abstract_domains: 'mag' });
+  const after = Date.now();
+  assert.deepEqual(result.structuredContent, JSON.parse(text(result)));
+  const envelope = result.structuredContent as { expires_at: string; resource_url: string };
+  assert.match(envelope.expires_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  const expires = Date.parse(envelope.expires_at);
+  assert.ok(expires >= before + 600_000 && expires <= after + 600_000, `${envelope.expires_at} is 10 minutes after the call`);
+});
+
+test('sync: structuredContent is the envelope, no expires_at', async (t) => {
+  const { client } = await setup(t);
+  const result = await call(client, { abstract_domains: 'mag', mode: 'sync' });
+  const envelope = result.structuredContent as Record<string, unknown>;
+  assert.deepEqual(envelope, JSON.parse(text(result)));
+  assert.equal(envelope.expires_at, undefined);
+  assert.equal(envelope.resource_url, undefined);
+  assert.equal((envelope.body as unknown[]).length, 2);
+});
+
+test('plain mode: the text stays the bare JSON array, structuredContent is {rows}', async (t) => {
+  const { client } = await setup(t);
+  const result = await call(client, {});
+  assert.equal(text(result), JSON.stringify(ROWS));
+  assert.deepEqual(result.structuredContent, { rows: ROWS });
+});
+
+test('a tool error carries no structuredContent and passes the client check', async (t) => {
+  const { client } = await setup(t);
+  const result = await call(client, { abstract_domains: 'nope' });
+  assert.equal(result.isError, true);
+  assert.equal(result.structuredContent, undefined);
+});
