@@ -14,6 +14,7 @@ import { S2SPError } from '../errors.js';
 import { MAX_ROW_ID } from '../protocol/row-id.js';
 import { decodeDictionaries, hasDictionaries } from './decode-dictionaries.js';
 import { batchWithRowIds, bodySchemaOf } from './row-id.js';
+import { assertCarriableSchema } from './carriable-types.js';
 
 /** Batches as a handler may return them: any async iterable of RecordBatch, e.g. an arrow-js RecordBatchReader. */
 export type RecordBatchSource = AsyncIterable<RecordBatch>;
@@ -45,7 +46,8 @@ export function isRecordBatchSource(value: unknown): value is RecordBatchSource 
 /**
  * Opens a batch source as a body stream: reads the first batch (or, for an
  * empty reader, its schema) so the body schema is known.
- * @throws S2SPError `S2SP_ERR_TABLE_INVALID` (from the stream) when an item is not a
+ * @throws S2SPError `S2SP_ERR_TABLE_UNSUPPORTED_TYPE` for a column no body can carry exactly;
+ *   `S2SP_ERR_TABLE_INVALID` (from the stream) when an item is not a
  *   RecordBatch or a batch's columns differ from the first one's;
  *   `S2SP_ERR_TABLE_TOO_LARGE` past 2^31 rows (`_row_id` is Int32)
  */
@@ -54,6 +56,13 @@ export async function openBodyBatches(source: RecordBatchSource): Promise<BodyBa
   const first = await iterator.next();
   if (!first.done) checkBatch(first.value, 0);
   const sourceSchema = first.done ? emptySourceSchema(source) : first.value.schema;
+  try {
+    // A streamed body is refused at put like a Table: never cached garbled.
+    assertCarriableSchema(sourceSchema);
+  } catch (error) {
+    await iterator.return?.();
+    throw error;
+  }
   const schema = bodySchemaOf(decodedSchemaOf(sourceSchema));
   let pending: RecordBatch | undefined = first.done ? undefined : first.value;
   let finished = first.done === true;

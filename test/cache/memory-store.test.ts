@@ -133,12 +133,14 @@ test('the same Table put again is not encoded again: both tokens map one shared 
 });
 
 test('a body whose tokens went while a timed-out lease still streams it is not handed to the next body', async (t) => {
-  const { store } = storeFor(t, { leaseTimeoutMs: 20, ttlMs: 40 });
+  // The default TTL, so a slow machine cannot expire the token before the first lease.
+  const { store } = storeFor(t, { leaseTimeoutMs: 20 });
   const { token } = await store.put(table);
   const stale = await store.lease(token);
   const before = rowsFromTable(stale.body.table);
-  await sleep(120); // lease timed out, then the token expired: the body has no token left
-  assert.equal((await store.stats()).bytes, 0);
+  await sleep(60); // at least the lease timeout (a floor, not a race: any later wake-up is as good)
+  assert.equal(await store.delete(token), true, 'the timed-out lease no longer holds the token');
+  assert.equal((await store.stats()).bytes, 0, 'the body has no token left');
   const other = sampleTable(7);
   const next = await store.lease((await store.put(other)).token);
   assert.notEqual(next.body.ipc.buffer, stale.body.ipc.buffer, 'the stale transfer still reads its own bytes');
