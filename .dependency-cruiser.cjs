@@ -12,6 +12,7 @@
  *   consumer/  fetch + merge               never cache/ or data/
  *   agent/     the agent's SDK side        never cache/ or data/
  *   server/, cli/  composition roots       may import every plane
+ *   agent/adapters/  framework adapters     the only importers of agent frameworks
  */
 const PLANES = '^src/(cache|control|data|worker|consumer|agent|server|cli)/';
 
@@ -65,6 +66,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/(server|cli)/|^src/index\\.ts$' },
       to: { path: '^src/(server|cli)/' },
+    },
+    {
+      name: 'frameworks-only-in-adapters',
+      comment: 'Agent frameworks are optional peers (s2sp/ai-sdk, s2sp/langchain, s2sp/claude-agent-sdk): the core never imports them.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/agent/adapters/' },
+      to: { path: 'node_modules/(ai|@ai-sdk|@langchain|langchain|@anthropic-ai)/' },
     },
     {
       name: 'src-not-tests',

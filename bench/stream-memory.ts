@@ -62,7 +62,7 @@ async function* produce(): AsyncGenerator<RecordBatch> {
 const memory = new MemoryStore({ maxBytes: 4 * 2 ** 30 });
 // Without putBatches: the resource tool has to gather the batches into a Table for put().
 const store: BodyStore = flags.includes('collect')
-  ? { put: (t, o) => memory.put(t, o), lease: (t) => memory.lease(t), has: (t) => memory.has(t), stats: () => memory.stats(), close: () => memory.close(), ttlMs: memory.ttlMs }
+  ? { put: (t, o) => memory.put(t, o), lease: (t) => memory.lease(t), delete: (t) => memory.delete(t), has: (t) => memory.has(t), stats: () => memory.stats(), close: () => memory.close(), ttlMs: memory.ttlMs }
   : memory;
 const resource = new S2SPServer({ name: 'probe-resource', store, workers: 0 });
 resource.resourceTool('big', { description: 'big' }, () => produce());

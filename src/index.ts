@@ -4,7 +4,7 @@
  */
 
 // Errors
-export { ERRORS, S2SPError, isS2SPError, type ErrorCode } from './errors.js';
+export { ERRORS, S2SPError, isS2SPError, type ErrorArgs, type ErrorCode, type ErrorParams } from './errors.js';
 
 // Control plane
 export { S2SPServer, type S2SPServerOptions, type ListenOptions } from './server/s2sp-server.js';
@@ -26,8 +26,10 @@ export {
   type ConsumerToolOptions,
 } from './control/consumer-tool.js';
 export { DEFAULT_ABSTRACT_ROW_LIMIT, type Envelope } from './control/envelope.js';
-export { ERROR_CODE_META_KEY } from './control/tool-results.js';
-export { mcpHttpPlugin, type McpHttpOptions } from './server/mcp-http-plugin.js';
+export { ERROR_CODE_META_KEY, type ToolErrorLog } from './control/tool-results.js';
+export { mcpHttpPlugin, DEFAULT_MCP_BODY_LIMIT, type McpHttpOptions } from './server/mcp-http-plugin.js';
+export { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from './server/http-timeouts.js';
+export { s2spClientErrorHandler, s2spFrameworkErrors } from './server/client-errors.js';
 
 // Data plane
 export { createDataPlane, type CreateDataPlaneOptions, type DataPlane } from './data/data-plane-handle.js';
@@ -36,12 +38,22 @@ export { ARROW_STREAM_TYPE, JSON_TYPE } from './protocol/media-types.js';
 export { DEFAULT_INLINE_CELL_LIMIT } from './data/body-stream.js';
 
 // Worker threads
-export { createEncoderPool, type EncoderPool, type EncoderPoolOptions } from './worker/encoder-pool.js';
+export { createEncoderPool, type EncoderPool, type EncoderPoolOptions, type RunOptions } from './worker/encoder-pool.js';
 export { lz4Available } from './ipc/lz4-codec.js';
 
 // Cache
-export type { BodyStore, BodyLease, CachedBody, PutResult, StoreStats, StreamedPutResult } from './cache/body-store.js';
-export { MemoryStore, DEFAULT_TTL_MS, DEFAULT_MAX_BYTES, type MemoryStoreOptions } from './cache/memory-store.js';
+export {
+  DEFAULT_LEASE_TIMEOUT_MS,
+  type BodyStore,
+  type BodyLease,
+  type CachedBody,
+  type PutResult,
+  type StoreStats,
+  type StreamedPutResult,
+} from './cache/body-store.js';
+export { MemoryStore, DEFAULT_TTL_MS, DEFAULT_MAX_BYTES, EvictReason, type MemoryStoreOptions } from './cache/memory-store.js';
+export { RedisStore, DEFAULT_CHUNK_BYTES, DEFAULT_LOCAL_MAX_BYTES, type RedisStoreOptions } from './cache/redis-store.js';
+export { storeFromSpec, StoreKind, type StoreSettings } from './cache/store-from-spec.js';
 export { SharedMemoryPool, type SharedMemoryPoolOptions } from './cache/shared-memory-pool.js';
 export { redactToken } from './protocol/token.js';
 
@@ -49,6 +61,7 @@ export { redactToken } from './protocol/token.js';
 export { tableFromRows, type TableFromRowsOptions } from './table/table-from-rows.js';
 export { rowsFromTable, type Row } from './table/rows-from-table.js';
 export { withRowIds } from './table/row-id.js';
+export { bodyTableOf } from './table/body-table.js';
 export type { BatchStream, RecordBatchSource } from './table/batch-stream.js';
 export { ROW_ID } from './protocol/row-id.js';
 export { JSON_TEXT_METADATA_KEY } from './table/json-column.js';

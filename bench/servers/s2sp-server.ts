@@ -25,7 +25,7 @@ import { collectGarbage, handle, installProbe, ready } from './probe.js';
 export interface S2spServerConfig {
   /** Rows of the generated body. */
   rows: number;
-  /** Tokens to mint, each its own cached copy of the body (default 1). */
+  /** Tokens to mint (default 1); they share one cached body (one Table put again is stored once). */
   tokens?: number;
   /** Data planes to mount, each with its own prefix and worker setting (default: one, no prefix, default workers). */
   planes?: Array<{ prefix: string; workers?: number }>;

@@ -9,11 +9,14 @@
  *   is swapped for `body_data` (the buffered rows as JSON), single use.
  *
  * Everything else passes through as the same object, so wrapping every
- * call costs one JSON.parse per envelope-looking text block.
+ * call costs one parse per envelope-looking text block. Parsing and writing
+ * keep integers beyond 2^53 exact (exact-json.ts): the body crosses the
+ * agent as JSON text twice and must not lose digits on the way.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DdiBuffer } from './ddi-buffer.js';
 import { isDdiHandle } from '../protocol/ddi-handle.js';
+import { parseJsonExact, stringifyJsonExact } from '../table/exact-json.js';
 
 type Envelope = Record<string, unknown> & { abstract: unknown[]; body: unknown[] };
 type ContentBlock = CallToolResult['content'][number];
@@ -49,7 +52,7 @@ export class S2SPDispatcher {
       // One buffer entry per envelope; structuredContent below shares the first one.
       const blockHandle = this.buffer.put(envelope.body);
       handle ??= blockHandle;
-      return { ...block, text: JSON.stringify(withHandle(envelope, blockHandle)) };
+      return { ...block, text: stringifyJsonExact(withHandle(envelope, blockHandle)) };
     });
     let structuredContent = result.structuredContent;
     if (isEnvelope(structuredContent)) {
@@ -76,7 +79,7 @@ export class S2SPDispatcher {
     const handle = args.resource_url;
     const rows = this.buffer.take(handle);
     const { resource_url: _handle, ...rest } = args;
-    const delivered = { ...rest, body_data: JSON.stringify(rows) };
+    const delivered = { ...rest, body_data: stringifyJsonExact(rows) };
     this.inFlight.set(delivered, { handle, rows });
     return delivered;
   }
@@ -101,7 +104,7 @@ function envelopeFromText(text: string): Envelope | undefined {
   if (typeof text !== 'string' || !text.trimStart().startsWith('{')) return undefined;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseJsonExact(text);
   } catch {
     return undefined;
   }

@@ -6,9 +6,15 @@
 import type { Table } from 'apache-arrow';
 import type { BatchStream } from '../table/batch-stream.js';
 
+/** Default time a lease lasts without renewal: 30 seconds. */
+export const DEFAULT_LEASE_TIMEOUT_MS = 30_000;
+
 /** One cached body: the Arrow table (with `_row_id` first) and its IPC bytes. */
 export interface CachedBody {
-  /** Identifies the body (not the token): workers map each body once under this id. */
+  /**
+   * Identifies this copy of the body (not the token): workers map each body
+   * once under this id, so it is never reused for other bytes.
+   */
   readonly id: string;
   /** The body, mapped over `ipc` (no copy of column buffers). */
   readonly table: Table;
@@ -35,10 +41,20 @@ export interface StreamedPutResult extends PutResult {
 
 /**
  * Exclusive access to one entry for one transfer (SPEC 3.4). Exactly one of
- * `commit` or `release` must be called.
+ * `commit` or `release` should be called; a lease that is neither renewed nor
+ * settled ends by itself after `timeoutMs`, so a holder that died or forgot
+ * cannot hold a token forever.
  */
 export interface BodyLease {
   readonly body: CachedBody;
+  /** Milliseconds the lease lasts from its start or last renewal. */
+  readonly timeoutMs: number;
+  /**
+   * Extends the lease by `timeoutMs` from now; a long transfer calls it well
+   * within every `timeoutMs`. Resolves false when the lease was lost (it timed
+   * out, or the token is gone): the transfer should then stop.
+   */
+  renew(): Promise<boolean>;
   /** The transfer completed: the entry is deleted (single use). */
   commit(): Promise<void>;
   /** The transfer failed or was refused: the entry stays fetchable until its TTL. */
@@ -50,6 +66,10 @@ export interface StoreStats {
   readonly entries: number;
   readonly bytes: number;
   readonly maxBytes: number;
+  /** Distinct bodies held (several tokens may share one), where the store knows. */
+  readonly bodies?: number;
+  /** Bytes of bodies this process holds (a shared store's local copies), where it differs from `bytes`. */
+  readonly localBytes?: number;
   /** Memory kept for reuse beyond the entries (MemoryStore's idle shared buffers), if any. */
   readonly idleBytes?: number;
 }
@@ -59,8 +79,13 @@ export interface BodyStore {
   /** Default time to live of an entry in ms, if the store has one (tool descriptions tell the LLM). */
   readonly ttlMs?: number;
   /**
-   * Caches a table (which must already start with `_row_id`).
-   * @throws S2SPError `S2SP_ERR_CACHE_FULL` when it does not fit the byte budget
+   * Caches a table behind a fresh token. The table is normalised first
+   * (`bodyTableOf`): `_row_id` added when missing, dictionaries decoded. A
+   * table the store already holds (the same Table object, or for a shared
+   * store the same bytes) is not stored again: the new token points at it.
+   * @throws S2SPError `S2SP_ERR_TABLE_INVALID` when a `_row_id` column is not 0..n-1 in order,
+   *   `S2SP_ERR_CACHE_FULL` when it does not fit the byte budget (checked before any allocation),
+   *   `S2SP_ERR_STORE_UNAVAILABLE` when a shared store cannot be reached
    */
   put(table: Table, options?: { ttlMs?: number }): Promise<PutResult>;
   /**
@@ -75,10 +100,12 @@ export interface BodyStore {
    * @throws S2SPError `S2SP_ERR_TOKEN_NOT_FOUND` (unknown, expired, consumed) or `S2SP_ERR_TOKEN_IN_FLIGHT`
    */
   lease(token: string): Promise<BodyLease>;
+  /** Revokes a token: resolves true when it named a live entry, which is now gone. */
+  delete(token: string): Promise<boolean>;
   /** True when the token names a live entry (leased or not). */
   has(token: string): Promise<boolean>;
   /** Entry count and bytes held. */
   stats(): Promise<StoreStats>;
-  /** Drops every entry and stops timers. */
+  /** Drops every entry this process holds and stops timers (a shared store keeps its shared entries). */
   close(): Promise<void>;
 }

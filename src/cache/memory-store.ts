@@ -1,21 +1,36 @@
 /**
  * The default BodyStore: bodies held in this process as SharedArrayBuffer IPC,
- * each behind a single-use token with a TTL and a shared byte budget.
+ * each behind single-use tokens with a TTL and a shared byte budget.
+ *
+ * Tokens point at bodies: putting the same Table object again (a resource
+ * tool that returns one table on every call) adds a token to the body it
+ * already has, without encoding or storing it again; a body lives as long as
+ * its last token. The budget counts bodies, not tokens.
  *
  * Single use is committed on completion (SPEC 3.4): `lease` marks the entry in
- * flight (a second lease gets 409), `commit` deletes it, `release` returns it.
- * The check-and-mark in `lease` runs without an await, so it is atomic on the
- * event loop.
+ * flight (a second lease gets 409), `commit` deletes it, `release` returns it,
+ * and a lease neither renewed nor settled within the lease timeout ends by
+ * itself. The check-and-mark in `lease` runs without an await, so it is
+ * atomic on the event loop.
  */
 import { randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import type { BatchStream } from '../table/batch-stream.js';
-import type { BodyLease, BodyStore, CachedBody, PutResult, StoreStats, StreamedPutResult } from './body-store.js';
-import { sharedIpcFromBatches, sharedIpcFromTable, tableFromSharedIpc } from '../ipc/shared-body.js';
+import {
+  DEFAULT_LEASE_TIMEOUT_MS,
+  type BodyLease,
+  type BodyStore,
+  type CachedBody,
+  type PutResult,
+  type StoreStats,
+  type StreamedPutResult,
+} from './body-store.js';
+import { ipcPlanOf, sharedIpcFromBatches, tableFromSharedIpc, writeIpcPlan } from '../ipc/shared-body.js';
 import type { FullGc } from './gc-nudge.js';
 import { SharedMemoryPool } from './shared-memory-pool.js';
 import { mintToken } from '../protocol/token.js';
+import { bodyTableOf } from '../table/body-table.js';
 
 /** Default time to live of an entry: 10 minutes. */
 export const DEFAULT_TTL_MS = 10 * 60 * 1000;
@@ -26,12 +41,19 @@ const COMPACT_STREAMED_MAX = 16 * 1024 * 1024;
 /** setTimeout's largest delay (~24.8 days); a longer one fires after 1 ms instead. */
 const MAX_TIMER_MS = 0x7fffffff;
 
+/** Why an entry left a MemoryStore. */
+export const EvictReason = { consumed: 'consumed', expired: 'expired', revoked: 'revoked', closed: 'closed' } as const;
+/** Why an entry left a MemoryStore. */
+export type EvictReason = (typeof EvictReason)[keyof typeof EvictReason];
+
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /** Time to live of each entry in milliseconds (default 600,000). */
   ttlMs?: number;
-  /** Budget for all entries together, in bytes (default 1 GiB). */
+  /** Budget for all bodies together, in bytes (default 1 GiB). */
   maxBytes?: number;
+  /** Milliseconds a lease lasts without renewal (default 30,000). */
+  leaseTimeoutMs?: number;
   /**
    * BENCHMARKS ONLY. `false` keeps entries after a complete transfer and
    * lets any number of transfers of one token run at once, so a load
@@ -40,7 +62,7 @@ export interface MemoryStoreOptions {
    */
   singleUse?: boolean;
   /** Called when an entry is removed, with why (for metrics and tests). */
-  onEvict?: (reason: 'consumed' | 'expired' | 'closed') => void;
+  onEvict?: (reason: EvictReason) => void;
   /**
    * A full garbage collection for the store's own buffer pool to ask for
    * (e.g. `globalThis.gc` under `--expose-gc`); ignored with `memoryPool`.
@@ -50,67 +72,97 @@ export interface MemoryStoreOptions {
   memoryPool?: SharedMemoryPool;
 }
 
+/** One stored body and who holds it. */
+interface Body {
+  readonly cached: CachedBody;
+  /** The body table it was encoded from, to forget the identity mapping when the body goes. */
+  readonly source: WeakRef<Table>;
+  /** Live entries (tokens) pointing here. */
+  tokens: number;
+  /** Leases not yet settled: their transfers may still read the buffer. */
+  leases: number;
+  freed: boolean;
+}
+
+/** The current lease of an entry. */
+interface LeaseState {
+  timer?: NodeJS.Timeout;
+}
+
 interface Entry {
-  readonly body: CachedBody;
+  readonly body: Body;
   readonly expiresAt: number;
   timer: NodeJS.Timeout;
-  inFlight: boolean;
+  /** The lease holding the entry in flight, if any (single use only). */
+  lease?: LeaseState;
   expired: boolean;
 }
 
-/** In-process BodyStore with TTL, byte budget and single use committed on completion. */
+/** In-process BodyStore with TTL, byte budget, shared bodies and single use committed on completion. */
 export class MemoryStore implements BodyStore {
   readonly ttlMs: number;
   readonly maxBytes: number;
+  readonly leaseTimeoutMs: number;
   readonly singleUse: boolean;
-  private readonly entries = new Map<string, Entry>();
-  private readonly onEvict?: MemoryStoreOptions['onEvict'];
-  private readonly memoryPool: SharedMemoryPool;
-  private bytes = 0;
-  private closed = false;
+  readonly #entries = new Map<string, Entry>();
+  /** Body table -> its stored body: a table put again gets a token, not a second copy. */
+  readonly #bodies = new WeakMap<Table, Body>();
+  readonly #onEvict?: MemoryStoreOptions['onEvict'];
+  readonly #memoryPool: SharedMemoryPool;
+  #bytes = 0;
+  #bodyCount = 0;
+  #closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.ttlMs = positive(options.ttlMs ?? DEFAULT_TTL_MS, 'ttlMs');
     this.maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BYTES, 'maxBytes');
+    this.leaseTimeoutMs = positive(options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS, 'leaseTimeoutMs');
     this.singleUse = options.singleUse ?? true;
-    this.onEvict = options.onEvict;
-    this.memoryPool = options.memoryPool ?? new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, this.maxBytes / 4), fullGc: options.fullGc });
+    this.#onEvict = options.onEvict;
+    this.#memoryPool = options.memoryPool ?? new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, this.maxBytes / 4), fullGc: options.fullGc });
   }
 
   async put(table: Table, options: { ttlMs?: number } = {}): Promise<PutResult> {
-    if (this.closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
-    const ipc = sharedIpcFromTable(table, (n) => this.memoryPool.acquire(n));
-    if (this.bytes + ipc.byteLength > this.maxBytes) {
-      this.memoryPool.release(ipc);
-      throw new S2SPError(
-        'S2SP_ERR_CACHE_FULL',
-        `the body cache is full: this body needs ${ipc.byteLength} bytes, ${this.maxBytes - this.bytes} of ${this.maxBytes} are free; ` +
-          'fetch or let expire earlier results, or request fewer rows',
-      );
-    }
-    const body: CachedBody = {
-      id: randomUUID(),
-      table: tableFromSharedIpc(ipc),
-      ipc,
-      totalRows: table.numRows,
-      byteLength: ipc.byteLength,
-    };
-    const token = mintToken();
+    if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
     const ttlMs = positive(options.ttlMs ?? this.ttlMs, 'ttlMs');
-    const timer = this.schedule(token, ttlMs);
+    const body = this.#bodyFor(bodyTableOf(table));
+    const token = mintToken();
     const expiresAt = Date.now() + ttlMs;
-    this.entries.set(token, { body, expiresAt, timer, inFlight: false, expired: false });
-    this.bytes += body.byteLength;
+    this.#entries.set(token, { body, expiresAt, timer: this.#schedule(token, ttlMs), expired: false });
+    body.tokens++;
     return { token, expiresAt };
   }
 
+  /** The stored body of `table`, stored now if it is not yet (budget checked before the allocation). */
+  #bodyFor(table: Table): Body {
+    const known = this.#bodies.get(table);
+    if (known !== undefined && !known.freed) return known;
+    const plan = ipcPlanOf(table);
+    if (this.#bytes + plan.byteLength > this.maxBytes) {
+      throw new S2SPError('S2SP_ERR_CACHE_FULL', {
+        problem: 'budget',
+        neededBytes: plan.byteLength,
+        freeBytes: this.maxBytes - this.#bytes,
+        maxBytes: this.maxBytes,
+      });
+    }
+    const ipc = writeIpcPlan(plan, this.#memoryPool.acquire(plan.byteLength));
+    const cached: CachedBody = { id: randomUUID(), table: tableFromSharedIpc(ipc), ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
+    const body: Body = { cached, source: new WeakRef(table), tokens: 0, leases: 0, freed: false };
+    this.#bodies.set(table, body);
+    this.#bytes += ipc.byteLength;
+    this.#bodyCount++;
+    return body;
+  }
+
   /**
-   * Caches batches as they arrive into one growing shared buffer, claiming
-   * the budget batch by batch: a body that outgrows it fails at that batch,
-   * and its claim is given back.
+   * Caches batches as they arrive into one growing shared buffer. The size is
+   * not known before the allocation, so the budget is claimed as each batch
+   * grows the buffer: a body that outgrows it fails at that batch with
+   * `S2SP_ERR_CACHE_FULL`, and what it claimed is given back.
    */
   async putBatches(batches: BatchStream, options: { ttlMs?: number } = {}): Promise<StreamedPutResult> {
-    if (this.closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
+    if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
     const ttlMs = positive(options.ttlMs ?? this.ttlMs, 'ttlMs');
     let claimed = 0;
     let ipc: Uint8Array;
@@ -119,108 +171,167 @@ export class MemoryStore implements BodyStore {
         // The whole budget, not what is free now: bodies may expire meanwhile, and claims keep the count.
         maxByteLength: this.maxBytes,
         claim: (n) => {
-          if (this.bytes + n > this.maxBytes) {
-            throw new S2SPError(
-              'S2SP_ERR_CACHE_FULL',
-              `the body cache is full: this body needs over ${claimed + n} bytes, ${this.maxBytes - this.bytes + claimed} of ${this.maxBytes} are free; ` +
-                'fetch or let expire earlier results, or request fewer rows',
-            );
+          if (this.#bytes + n > this.maxBytes) {
+            throw new S2SPError('S2SP_ERR_CACHE_FULL', {
+              problem: 'budget',
+              neededBytes: claimed + n,
+              freeBytes: this.maxBytes - this.#bytes + claimed,
+              maxBytes: this.maxBytes,
+            });
           }
-          this.bytes += n;
+          this.#bytes += n;
           claimed += n;
         },
       });
-      if (this.closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
+      if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
     } catch (error) {
-      this.bytes -= claimed;
+      this.#bytes -= claimed;
       throw error;
     }
     if (ipc.byteLength <= COMPACT_STREAMED_MAX) {
       // A small body gives back the address space its growable buffer reserved (the whole budget).
-      const compact = this.memoryPool.acquire(ipc.byteLength);
+      const compact = this.#memoryPool.acquire(ipc.byteLength);
       compact.set(ipc);
       ipc = compact;
     }
-    // The claims already counted these bytes.
+    // The claims counted the buffer as it grew; from now on the body counts its own bytes.
+    this.#bytes += ipc.byteLength - claimed;
     const table = tableFromSharedIpc(ipc);
-    const body: CachedBody = { id: randomUUID(), table, ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
+    const cached: CachedBody = { id: randomUUID(), table, ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
+    const body: Body = { cached, source: new WeakRef(table), tokens: 0, leases: 0, freed: false };
+    this.#bodies.set(table, body);
+    this.#bodyCount++;
     const token = mintToken();
-    const timer = this.schedule(token, ttlMs);
     const expiresAt = Date.now() + ttlMs;
-    this.entries.set(token, { body, expiresAt, timer, inFlight: false, expired: false });
+    this.#entries.set(token, { body, expiresAt, timer: this.#schedule(token, ttlMs), expired: false });
+    body.tokens++;
     return { token, expiresAt, table };
   }
 
   async lease(token: string): Promise<BodyLease> {
-    const entry = this.entries.get(token);
+    const entry = this.#entries.get(token);
     if (entry === undefined || entry.expired || Date.now() >= entry.expiresAt) {
       throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     }
-    if (entry.inFlight) throw new S2SPError('S2SP_ERR_TOKEN_IN_FLIGHT');
+    if (entry.lease !== undefined) throw new S2SPError('S2SP_ERR_TOKEN_IN_FLIGHT');
     // Multi-use (benchmarks only): any number of transfers at once, none of them consumes.
-    if (this.singleUse) entry.inFlight = true;
+    const state: LeaseState = {};
+    if (this.singleUse) {
+      entry.lease = state;
+      this.#armLease(token, entry, state);
+    }
+    const { body } = entry;
+    body.leases++;
     let settled = false;
     const settle = (consume: boolean) => {
       if (settled) return;
       settled = true;
-      entry.inFlight = false;
-      if (this.entries.get(token) !== entry) return;
-      if (consume && this.singleUse) this.remove(token, 'consumed');
-      else if (entry.expired) this.remove(token, 'expired');
+      clearTimeout(state.timer);
+      body.leases--;
+      if (entry.lease === state) entry.lease = undefined;
+      if (this.#entries.get(token) === entry && entry.lease === undefined) {
+        // A commit after the lease timed out still consumes, unless another transfer took the token since.
+        if (consume && this.singleUse) this.#remove(token, 'consumed');
+        else if (entry.expired) this.#remove(token, 'expired');
+      }
+      if (body.tokens === 0) this.#free(body);
     };
     return {
-      body: entry.body,
+      body: body.cached,
+      timeoutMs: this.leaseTimeoutMs,
+      renew: async () => {
+        if (settled || entry.lease !== state || this.#entries.get(token) !== entry) return !settled && !this.singleUse;
+        this.#armLease(token, entry, state);
+        return true;
+      },
       commit: async () => settle(true),
       release: async () => settle(false),
     };
   }
 
+  /** (Re)starts the lease timer: when it fires, the entry is free again (or gone, if it expired meanwhile). */
+  #armLease(token: string, entry: Entry, state: LeaseState): void {
+    clearTimeout(state.timer);
+    state.timer = setTimeout(() => {
+      if (entry.lease !== state) return;
+      entry.lease = undefined;
+      if (entry.expired) this.#remove(token, 'expired');
+    }, Math.min(this.leaseTimeoutMs, MAX_TIMER_MS)).unref();
+  }
+
+  async delete(token: string): Promise<boolean> {
+    const entry = this.#entries.get(token);
+    if (entry === undefined || entry.expired) return false;
+    this.#remove(token, 'revoked');
+    return true;
+  }
+
   async has(token: string): Promise<boolean> {
-    const entry = this.entries.get(token);
+    const entry = this.#entries.get(token);
     return entry !== undefined && !entry.expired && Date.now() < entry.expiresAt;
   }
 
   async stats(): Promise<StoreStats> {
-    return { entries: this.entries.size, bytes: this.bytes, maxBytes: this.maxBytes, idleBytes: this.memoryPool.stats().bytes };
+    return {
+      entries: this.#entries.size,
+      bytes: this.#bytes,
+      maxBytes: this.maxBytes,
+      bodies: this.#bodyCount,
+      idleBytes: this.#memoryPool.stats().bytes,
+    };
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    for (const token of [...this.entries.keys()]) this.remove(token, 'closed');
-    this.memoryPool.clear();
+    this.#closed = true;
+    for (const token of [...this.#entries.keys()]) this.#remove(token, 'closed');
+    this.#memoryPool.clear();
   }
 
   /**
    * Arms the expiry timer. unref: a pending expiry must never keep the process
    * alive. Delays over MAX_TIMER_MS are capped and re-armed by `expire`.
    */
-  private schedule(token: string, delayMs: number): NodeJS.Timeout {
-    return setTimeout(() => this.expire(token), Math.min(delayMs, MAX_TIMER_MS)).unref();
+  #schedule(token: string, delayMs: number): NodeJS.Timeout {
+    return setTimeout(() => this.#expire(token), Math.min(delayMs, MAX_TIMER_MS)).unref();
   }
 
   /** Expiry: drop the entry now, or when its in-flight transfer ends. */
-  private expire(token: string): void {
-    const entry = this.entries.get(token);
+  #expire(token: string): void {
+    const entry = this.#entries.get(token);
     if (entry === undefined) return;
     const left = entry.expiresAt - Date.now();
     if (left > 0) {
       // A capped timer (TTL over ~24.8 days), or a timer that fired a tick early.
-      entry.timer = this.schedule(token, left);
+      entry.timer = this.#schedule(token, left);
       return;
     }
     entry.expired = true;
-    if (!entry.inFlight) this.remove(token, 'expired');
+    if (entry.lease === undefined) this.#remove(token, 'expired');
   }
 
-  private remove(token: string, reason: 'consumed' | 'expired' | 'closed'): void {
-    const entry = this.entries.get(token);
+  #remove(token: string, reason: EvictReason): void {
+    const entry = this.#entries.get(token);
     if (entry === undefined) return;
     clearTimeout(entry.timer);
-    this.entries.delete(token);
-    this.bytes -= entry.body.byteLength;
-    // Back to the pool: a SharedArrayBuffer would otherwise wait for a full GC (shared-memory-pool.ts).
-    this.memoryPool.release(entry.body.ipc);
-    this.onEvict?.(reason);
+    if (entry.lease !== undefined) clearTimeout(entry.lease.timer);
+    this.#entries.delete(token);
+    entry.body.tokens--;
+    if (entry.body.tokens === 0) this.#free(entry.body);
+    this.#onEvict?.(reason);
+  }
+
+  /** The last token of a body is gone: its bytes leave the budget, its buffer goes back to the pool. */
+  #free(body: Body): void {
+    if (body.freed) return;
+    body.freed = true;
+    this.#bytes -= body.cached.byteLength;
+    this.#bodyCount--;
+    const source = body.source.deref();
+    if (source !== undefined && this.#bodies.get(source) === body) this.#bodies.delete(source);
+    // Back to the pool for reuse: a SharedArrayBuffer would otherwise wait for a full GC
+    // (shared-memory-pool.ts). Not while an unsettled lease (one that timed out) may still
+    // stream it: then the collector takes it once that transfer lets go.
+    if (body.leases === 0) this.#memoryPool.release(body.cached.ipc);
   }
 }
 

@@ -4,6 +4,7 @@
  * stdout stays the MCP channel under `--transport stdio`.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { storeKindOf } from '../cache/store-from-spec.js';
 import { isS2SPError } from '../errors.js';
 import { runConsumer } from './consumer-command.js';
 import { runDemo } from './demo-command.js';
@@ -13,18 +14,32 @@ import { DEFAULT_HTTP_PORT } from './transport-flags.js';
 const USAGE = `Usage:
   s2sp serve [FILE] [--transport stdio|http] [--host H] [--port P] [--data-port P]
                     [--public-url URL] [--ttl SECONDS] [--tool NAME] [--abstract-limit N]
+                    [--store memory|redis://[user:pass@]host:port[/db]|rediss://...]
+                    [--lease-timeout SECONDS] [HTTP OPTIONS]
       Serve a table (JSON array, GeoJSON FeatureCollection, CSV, Arrow IPC) as the
       resource tool read_table. Default FILE: the bundled USGS earthquakes feed.
+      --store (or S2SP_STORE): where bodies are cached; with Redis, every replica
+      sharing it serves every token. Default: memory (this process only).
       Optional packages, loaded when needed: vega-datasets (the bundled feed),
       parquet-wasm (Parquet files), gpt-tokenizer (demo token counts).
   s2sp consumer [--transport stdio|http] [--host H] [--port P]
-                [--allow-origin URL]... [--max-body-bytes N]
+                [--allow-origin URL]... [--max-body-bytes N] [HTTP OPTIONS]
       Serve the consumer tool summarize_rows.
   s2sp demo [--mode async|sync] [--min-mag M]
       Run both servers as child processes and play the agent.
 
 Over stdio the data plane listens on --data-port (default: any free port);
-over http MCP (/mcp) and the data plane share --port (default ${DEFAULT_HTTP_PORT}).`;
+over http MCP (/mcp) and the data plane share --port (default ${DEFAULT_HTTP_PORT}).
+--host 0.0.0.0 (or ::) needs --public-url for serve: the URL consumers reach it at.
+
+HTTP OPTIONS (README, "Security"):
+  --mcp-allowed-host NAME...    Host names /mcp accepts besides loopback (DNS rebinding)
+  --mcp-allowed-origin URL...   Origins /mcp accepts besides loopback
+  --mcp-body-limit BYTES        Largest /mcp request (default 67108864, 64 MiB)
+  --request-timeout-ms MS       Whole request must arrive within (default 60000)
+  --headers-timeout-ms MS       Headers must arrive within (default 15000)
+  --keep-alive-timeout-ms MS    Idle keep-alive connections close after (default 5000)
+  --idle-timeout-ms MS          Connections with no traffic close after (default 120000)`;
 
 const TRANSPORT_OPTIONS = {
   transport: { type: 'string', default: 'stdio' },
@@ -32,6 +47,13 @@ const TRANSPORT_OPTIONS = {
   port: { type: 'string' },
   'data-port': { type: 'string' },
   'public-url': { type: 'string' },
+  'mcp-allowed-host': { type: 'string', multiple: true, default: [] },
+  'mcp-allowed-origin': { type: 'string', multiple: true, default: [] },
+  'mcp-body-limit': { type: 'string' },
+  'request-timeout-ms': { type: 'string' },
+  'headers-timeout-ms': { type: 'string' },
+  'keep-alive-timeout-ms': { type: 'string' },
+  'idle-timeout-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } satisfies ParseArgsConfig['options'];
 
@@ -46,6 +68,24 @@ function integer(value: string | undefined, flag: string, min = 0): number | und
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
   return n;
+}
+
+/** A positive number of seconds (fractions allowed: a short lease timeout for tests and demos). */
+function seconds(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${flag} must be a positive number of seconds, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function storeSpec(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  try {
+    storeKindOf(value);
+  } catch (error) {
+    throw new UsageError(`--store (or S2SP_STORE): ${(error as Error).message}`);
+  }
+  return value;
 }
 
 function oneOf<T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T {
@@ -64,6 +104,15 @@ function transportFlags(values: Record<string, string | boolean | string[] | und
     port: transport === 'http' ? (integer(values.port as string | undefined, 'port') ?? DEFAULT_HTTP_PORT) : undefined,
     dataPort: integer(values['data-port'] as string | undefined, 'data-port'),
     publicUrl: values['public-url'] as string | undefined,
+    mcpAllowedHosts: values['mcp-allowed-host'] as string[],
+    mcpAllowedOrigins: values['mcp-allowed-origin'] as string[],
+    mcpBodyLimit: integer(values['mcp-body-limit'] as string | undefined, 'mcp-body-limit', 1),
+    timeouts: {
+      requestMs: integer(values['request-timeout-ms'] as string | undefined, 'request-timeout-ms'),
+      headersMs: integer(values['headers-timeout-ms'] as string | undefined, 'headers-timeout-ms'),
+      keepAliveMs: integer(values['keep-alive-timeout-ms'] as string | undefined, 'keep-alive-timeout-ms'),
+      idleMs: integer(values['idle-timeout-ms'] as string | undefined, 'idle-timeout-ms'),
+    },
   };
 }
 
@@ -79,6 +128,8 @@ async function main(argv: string[]): Promise<void> {
           ttl: { type: 'string' },
           tool: { type: 'string', default: 'read_table' },
           'abstract-limit': { type: 'string' },
+          store: { type: 'string' },
+          'lease-timeout': { type: 'string' },
         },
       });
       if (values.help) return log(USAGE);
@@ -90,6 +141,8 @@ async function main(argv: string[]): Promise<void> {
           tool: values.tool,
           ttlSeconds: integer(values.ttl, 'ttl', 1),
           abstractLimit: integer(values['abstract-limit'], 'abstract-limit', 1),
+          store: storeSpec(values.store ?? process.env.S2SP_STORE),
+          leaseTimeoutSeconds: seconds(values['lease-timeout'], 'lease-timeout'),
         },
         log,
       );

@@ -47,8 +47,7 @@ function missing(name: OptionalPackage, cause: unknown): S2SPError {
   const range = declaredRange(name);
   return new S2SPError(
     'S2SP_ERR_CLI_PACKAGE_MISSING',
-    `the package ${name} is needed for ${OPTIONAL_PACKAGES[name]} and is not installed; ` +
-      `install it next to s2sp: npm install ${range === undefined ? name : `'${name}@${range}'`}`,
+    { pkg: name, purpose: OPTIONAL_PACKAGES[name], install: range === undefined ? name : `'${name}@${range}'` },
     { cause },
   );
 }

@@ -4,6 +4,8 @@
  */
 import { basename } from 'node:path';
 import type { Table } from 'apache-arrow';
+import { RedisStore } from '../cache/redis-store.js';
+import { describeStoreSpec, storeFromSpec } from '../cache/store-from-spec.js';
 import { S2SPServer } from '../server/s2sp-server.js';
 import { dataColumns } from '../control/envelope.js';
 import { defaultDatasetPath } from './default-dataset.js';
@@ -16,6 +18,10 @@ export interface ServeFlags extends TransportFlags {
   file?: string;
   tool: string;
   ttlSeconds?: number;
+  /** `memory` (default) or a redis:// / rediss:// URL: where bodies are cached. */
+  store?: string;
+  /** Seconds a transfer's lease lasts without renewal (default 30). */
+  leaseTimeoutSeconds?: number;
   /** Abstract rows per envelope (default 1,000). */
   abstractLimit?: number;
 }
@@ -33,11 +39,29 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
   const path = flags.file ?? defaultDatasetPath();
   const { table } = await readTableFile(path, { onProgress: log });
   const source = flags.file === undefined ? 'USGS earthquakes (vega-datasets earthquakes.json)' : basename(path);
+  const spec = flags.store ?? 'memory';
+  let lastError = '';
+  const store = storeFromSpec(spec, {
+    ttlMs: flags.ttlSeconds === undefined ? undefined : flags.ttlSeconds * 1000,
+    leaseTimeoutMs: flags.leaseTimeoutSeconds === undefined ? undefined : flags.leaseTimeoutSeconds * 1000,
+    fullGc: exposeFullGc(),
+    // One line per distinct failure: a reconnect loop repeats the same error every second.
+    onError: (error) => {
+      if (error.message === lastError) return;
+      lastError = error.message;
+      log(`s2sp serve: store ${describeStoreSpec(spec)}: ${error.message}`);
+    },
+  });
+  if (store instanceof RedisStore) {
+    await store.ready().then(
+      () => log(`s2sp serve: store ${describeStoreSpec(spec)} connected`),
+      () => log(`s2sp serve: store ${describeStoreSpec(spec)} not reachable yet; tool calls and fetches fail with S2SP_ERR_STORE_UNAVAILABLE until it is`),
+    );
+  }
   const server = new S2SPServer({
     ...listenOptions('s2sp-serve', flags),
-    ttlSeconds: flags.ttlSeconds,
+    store,
     abstractRowLimit: flags.abstractLimit,
-    fullGc: exposeFullGc(),
   });
   // The file's rows as the tool returns them: without the `_row_id` the reader added, so a plain
   // MCP call answers the rows themselves (SPEC 2.1); S2SP calls add ids again, without copying.

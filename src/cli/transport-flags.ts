@@ -4,6 +4,7 @@
  * http (MCP at /mcp and the data plane on one fastify server).
  */
 import type { S2SPServer, S2SPServerOptions } from '../server/s2sp-server.js';
+import type { HttpTimeouts } from '../server/http-timeouts.js';
 
 /** Transport flags. */
 export interface TransportFlags {
@@ -14,13 +15,23 @@ export interface TransportFlags {
   /** stdio: the data plane's port (default: any free port). */
   dataPort?: number;
   publicUrl?: string;
+  /** Host names and origins /mcp accepts besides loopback (DNS-rebinding protection). */
+  mcpAllowedHosts?: string[];
+  mcpAllowedOrigins?: string[];
+  /** Largest /mcp request body in bytes. */
+  mcpBodyLimit?: number;
+  /** HTTP timeouts; absent ones keep their defaults. */
+  timeouts?: HttpTimeouts;
 }
 
 /** Default port of `--transport http`. */
 export const DEFAULT_HTTP_PORT = 3000;
 
 /** The S2SPServer options the transport flags set: where it listens and what it advertises. */
-export function listenOptions(name: string, flags: TransportFlags): Pick<S2SPServerOptions, 'name' | 'version' | 'host' | 'port' | 'publicUrl'> {
+export function listenOptions(
+  name: string,
+  flags: TransportFlags,
+): Pick<S2SPServerOptions, 'name' | 'version' | 'host' | 'port' | 'publicUrl' | 'mcpAllowedHosts' | 'mcpAllowedOrigins' | 'mcpBodyLimit' | 'timeouts'> {
   return {
     name,
     version: '0.1.0',
@@ -28,6 +39,10 @@ export function listenOptions(name: string, flags: TransportFlags): Pick<S2SPSer
     // Over stdio only the data plane listens, on --data-port; over http one server takes --port.
     port: flags.transport === 'http' ? flags.port : flags.dataPort,
     publicUrl: flags.publicUrl,
+    mcpAllowedHosts: flags.mcpAllowedHosts,
+    mcpAllowedOrigins: flags.mcpAllowedOrigins,
+    mcpBodyLimit: flags.mcpBodyLimit,
+    timeouts: flags.timeouts,
   };
 }
 
@@ -49,3 +64,4 @@ export async function listenForTransport(
   await server.serveStdio({ dataPlane });
   log(`s2sp: MCP over stdio${dataPlane ? `, data plane at ${server.resourceUrlFor('x').slice(0, -1)}` : ''}`);
 }
+

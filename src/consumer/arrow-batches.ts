@@ -18,7 +18,7 @@
 import { RecordBatchReader, type RecordBatch, type Schema } from 'apache-arrow';
 import { isS2SPError } from '../errors.js';
 import { IpcStreamError, walkIpcStream, type WalkedMessage } from '../ipc/stream-walk.js';
-import { MAX_ROW_ID, ROW_ID } from '../protocol/row-id.js';
+import { MAX_ROW_ID } from '../protocol/row-id.js';
 import { checkRowIdField, prepareCodec } from './arrow-body.js';
 import { responseInvalid as invalid } from './http-failure.js';
 
@@ -40,7 +40,7 @@ export interface ArrowBatches {
 export async function openArrowBatches(chunks: AsyncIterable<Uint8Array>): Promise<ArrowBatches> {
   const walk: AsyncGenerator<WalkedMessage, unknown> = walkIpcStream(chunks);
   const first = await step(walk);
-  if (first === undefined) throw invalid('the Arrow stream has no schema message');
+  if (first === undefined) throw invalid({ problem: 'noSchema' });
   const schemaBytes = first.bytes;
   const schema = decode(() => RecordBatchReader.from(schemaBytes).open().schema);
   checkRowIdField(schema);
@@ -62,7 +62,7 @@ export async function openArrowBatches(chunks: AsyncIterable<Uint8Array>): Promi
         }
         const decoded = decode(() => [...RecordBatchReader.from([schemaBytes, ...dictionaries, next.bytes])]);
         const rows = decoded.reduce((n, batch) => n + batch.numRows, 0);
-        if (rows !== next.rows) throw invalid(`record batch ${next.index} declares ${next.rows} rows but ${rows} were decoded`);
+        if (rows !== next.rows) throw invalid({ problem: 'batchRowCount', index: next.index, declared: next.rows, decoded: rows });
         for (const batch of decoded) {
           previous = checkAscendingIds(batch, previous);
           yield batch;
@@ -83,7 +83,7 @@ async function step(walk: AsyncGenerator<WalkedMessage, unknown>): Promise<Walke
     return next.done === true ? undefined : next.value;
   } catch (error) {
     if (isS2SPError(error) || !(error instanceof IpcStreamError)) throw error;
-    throw error.kind === 'truncated' ? invalid(`the transfer was cut short: ${error.message}`) : invalid(error.message, error.cause);
+    throw error.kind === 'truncated' ? invalid({ problem: 'cutShort', reason: error.message }) : invalid({ problem: 'badStream', reason: error.message }, error.cause);
   }
 }
 
@@ -93,21 +93,21 @@ function decode<T>(read: () => T): T {
     return read();
   } catch (error) {
     if (isS2SPError(error)) throw error;
-    throw invalid(`arrow-js could not decode the Arrow stream (${(error as Error)?.message ?? String(error)})`, error);
+    throw invalid({ problem: 'arrowUndecodable', reason: (error as Error)?.message ?? String(error) }, error);
   }
 }
 
 /** Every `_row_id` of `batch` non-null, in range, above the one before; returns the last. */
 function checkAscendingIds(batch: RecordBatch, previous: number): number {
   const data = batch.data.children[0];
-  if (data.nullCount > 0) throw invalid(`${ROW_ID} has null values`);
+  if (data.nullCount > 0) throw invalid({ problem: 'rowIdNulls' });
   // Decoded from IPC, so unsliced. Int64/Uint64 come as bigint; Number() is exact in the range we accept.
   const values = data.values as ArrayLike<number | bigint>;
   let last = previous;
   for (let i = 0; i < data.length; i++) {
     const id = Number(values[i]);
-    if (!(id >= 0 && id <= MAX_ROW_ID)) throw invalid(`${ROW_ID} ${id} is not in [0, ${MAX_ROW_ID}]`);
-    if (id <= last) throw invalid(`${ROW_ID} ${id} does not ascend (after ${last})`);
+    if (!(id >= 0 && id <= MAX_ROW_ID)) throw invalid({ problem: 'rowIdRange', id });
+    if (id <= last) throw invalid({ problem: 'rowIdNotAscending', id, last });
     last = id;
   }
   return last;

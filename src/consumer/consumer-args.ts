@@ -4,8 +4,9 @@
  * parsers here turn `abstract_data` and `body_data` into rows, and say which
  * parameter is wrong and how to fix it, since the reader is an LLM.
  */
-import { S2SPError } from '../errors.js';
+import { S2SPError, type ErrorParams } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
+import { parseJsonExact } from '../table/exact-json.js';
 import type { Row } from '../table/rows-from-table.js';
 
 /** The consumer tool's arguments, exactly as the agent sends them. */
@@ -20,6 +21,13 @@ export interface ConsumerArgs {
   column_mapping?: string;
 }
 
+/**
+ * Deepest nesting accepted in `abstract_data` and `body_data`: the array is
+ * level 1, a row level 2, its values from level 3. Table values nest a few
+ * levels; a value nested thousands deep only serves to overflow the stack of
+ * whatever walks it later.
+ */
+export const MAX_NESTING_DEPTH = 64;
 
 /**
  * Parses `abstract_data`.
@@ -30,7 +38,7 @@ export interface ConsumerArgs {
  */
 export function parseAbstractData(text: string): Row[] | '*' {
   if (typeof text === 'string' && text.trim() === '*') return '*';
-  return parseRows(text, 'abstract_data', 'pass the abstract rows exactly as the resource tool returned them, or "*" for every row');
+  return parseRows(text, 'abstract_data');
 }
 
 /**
@@ -40,7 +48,7 @@ export function parseAbstractData(text: string): Row[] | '*' {
  * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` naming the parameter and the problem
  */
 export function parseBodyData(text: string): Row[] {
-  return parseRows(text, 'body_data', 'pass the body rows exactly as the resource tool returned them');
+  return parseRows(text, 'body_data');
 }
 
 /** True when an optional string parameter was given: not absent, not blank. */
@@ -48,44 +56,59 @@ export function isGiven(value: string | undefined): value is string {
   return typeof value === 'string' && value.trim() !== '';
 }
 
-function parseRows(text: string, param: string, hint: string): Row[] {
+function parseRows(text: string, param: 'abstract_data' | 'body_data'): Row[] {
   if (typeof text !== 'string') {
-    throw invalid(`${param} must be a string holding a JSON array, got ${describe(text)}; ${hint}`);
+    throw invalid({ problem: 'rowsNotString', param, got: text });
   }
-  if (text.trim() === '') throw invalid(`${param} is missing or empty; ${hint}`);
+  if (text.trim() === '') throw invalid({ problem: 'rowsMissing', param });
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // Exact: an int64 beyond 2^53 in sync-mode body rows keeps its digits.
+    parsed = parseJsonExact(text);
   } catch {
-    throw invalid(`${param} is not valid JSON; ${hint} (a JSON array of objects)`);
+    throw invalid({ problem: 'rowsNotJson', param });
   }
   if (!Array.isArray(parsed)) {
-    throw invalid(`${param} must be a JSON array of row objects, got ${describe(parsed)}; ${hint}`);
+    throw invalid({ problem: 'rowsNotArray', param, got: parsed });
   }
+  const tooDeep = firstTooDeep(parsed);
+  if (tooDeep !== undefined) throw invalid({ problem: 'rowTooDeep', param, index: tooDeep, maxDepth: MAX_NESTING_DEPTH });
   for (let i = 0; i < parsed.length; i++) {
     const row = parsed[i];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-      throw invalid(`${param} row ${i} is not a JSON object; ${hint}`);
+      throw invalid({ problem: 'rowNotObject', param, index: i });
     }
     if (!Object.hasOwn(row, ROW_ID)) {
-      throw invalid(`${param} row ${i} has no ${ROW_ID}; ${hint}`);
+      throw invalid({ problem: 'rowNoRowId', param, index: i });
     }
     const id = (row as Row)[ROW_ID];
     if (!isRowId(id)) {
-      throw invalid(`${param} row ${i} has ${ROW_ID} ${JSON.stringify(id)}, not a non-negative integer; ${hint}`);
+      throw invalid({ problem: 'rowBadRowId', param, index: i, id });
     }
   }
   return parsed as Row[];
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'nothing';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return `a ${typeof value}`;
+/**
+ * The index of the first row nesting deeper than {@link MAX_NESTING_DEPTH},
+ * or undefined. Iterative: JSON.parse accepts any depth, and a recursive walk
+ * would overflow on the very input it is meant to refuse.
+ */
+function firstTooDeep(rows: readonly unknown[]): number | undefined {
+  for (let i = 0; i < rows.length; i++) {
+    const stack: Array<[unknown, number]> = [[rows[i], 2]];
+    while (stack.length > 0) {
+      const [value, depth] = stack.pop()!;
+      if (typeof value !== 'object' || value === null) continue;
+      if (depth > MAX_NESTING_DEPTH) return i;
+      for (const child of Array.isArray(value) ? value : Object.values(value)) {
+        if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+      }
+    }
+  }
+  return undefined;
 }
 
-function invalid(message: string): S2SPError {
-  return new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', message);
+function invalid(params: ErrorParams<'S2SP_ERR_CONSUMER_ARG_INVALID'>): S2SPError {
+  return new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', params);
 }

@@ -21,7 +21,7 @@ import { S2SPError } from '../errors.js';
 import { ARROW_STREAM_TYPE, mediaTypeOf } from '../protocol/media-types.js';
 import { openArrowBatches } from './arrow-batches.js';
 import { BodyFormat, acceptFor, bodyFormatOption } from './body-format.js';
-import { DEFAULT_FETCH_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, positive, requestBody, tooLarge, type FetchBodyOptions } from './fetch-body.js';
+import { DEFAULT_FETCH_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, positive, requestBody, type FetchBodyOptions } from './fetch-body.js';
 import { fetchFailed, httpFailure, responseInvalid } from './http-failure.js';
 import { bodyFromJson } from './json-body.js';
 import { checkResourceUrl } from './resource-url.js';
@@ -71,7 +71,7 @@ export async function fetchBodyBatches(resourceUrl: string, options: FetchBodyOp
   const chunks = bodyChunks(response, maxBytes, timeoutMs, options.signal, (n) => (received += n));
   try {
     if (format !== BodyFormat.auto && answered !== format) {
-      throw responseInvalid(`it was asked for ${format} only but answered Content-Type ${JSON.stringify(contentType ?? '')}`);
+      throw responseInvalid({ problem: 'wrongFormat', asked: format, contentType });
     }
     if (answered === 'arrow') {
       const opened = await openArrowBatches(chunks);
@@ -131,7 +131,7 @@ function openAnswer(
 ): Promise<OpenAnswer> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
-      reject(fetchFailed('the fetch was aborted', signal.reason));
+      reject(fetchFailed({ problem: 'aborted' }, signal.reason));
       return;
     }
     const client = url.protocol === 'https:' ? https : http;
@@ -148,19 +148,19 @@ function openAnswer(
         resolve({ request, response: response as http.IncomingMessage });
       }
     };
-    const onAbort = () => finish(fetchFailed('the fetch was aborted', signal?.reason));
-    const timer = setTimeout(() => finish(fetchFailed(`the resource server did not answer within ${timeoutMs} ms; try again`)), timeoutMs);
+    const onAbort = () => finish(fetchFailed({ problem: 'aborted' }, signal?.reason));
+    const timer = setTimeout(() => finish(fetchFailed({ problem: 'timeout', timeoutMs })), timeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });
     const request = client.request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept, 'accept-encoding': 'identity', 'content-length': Buffer.byteLength(payload) },
     });
-    request.on('error', (error) => finish(fetchFailed(`could not reach the resource server at ${url.origin}: ${error.message}`, error)));
+    request.on('error', (error) => finish(fetchFailed({ problem: 'unreachable', origin: url.origin, reason: error.message }, error)));
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;
       if (status >= 200 && status < 300) {
         const declared = Number(response.headers['content-length']);
-        if (Number.isFinite(declared) && declared > maxBytes) finish(tooLarge(maxBytes, `Content-Length says ${declared} bytes`));
+        if (Number.isFinite(declared) && declared > maxBytes) finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'declared', maxBytes, declaredBytes: declared }));
         else finish(undefined, response);
         return;
       }
@@ -192,14 +192,14 @@ async function* bodyChunks(
   count: (n: number) => number,
 ): AsyncGenerator<Uint8Array> {
   const iterator = response[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const aborted = () => response.destroy(fetchFailed('the fetch was aborted', signal?.reason));
+  const aborted = () => response.destroy(fetchFailed({ problem: 'aborted' }, signal?.reason));
   signal?.addEventListener('abort', aborted, { once: true });
   try {
     for (;;) {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_resolve, reject) => {
         timer = setTimeout(
-          () => reject(fetchFailed(`the resource server sent nothing for ${timeoutMs} ms in the middle of the body; try again`)),
+          () => reject(fetchFailed({ problem: 'timeout', timeoutMs })),
           timeoutMs,
         );
       });
@@ -208,15 +208,15 @@ async function* bodyChunks(
         next = await Promise.race([iterator.next(), late]);
       } catch (error) {
         if (error instanceof S2SPError) throw error;
-        throw fetchFailed('the connection to the resource server broke before the body was complete; try again', error);
+        throw fetchFailed({ problem: 'broken' }, error);
       } finally {
         clearTimeout(timer);
       }
       if (next.done === true) break;
-      if (count(next.value.length) > maxBytes) throw tooLarge(maxBytes, `over ${maxBytes} bytes received`);
+      if (count(next.value.length) > maxBytes) throw new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'received', maxBytes });
       yield next.value;
     }
-    if (!response.complete) throw fetchFailed('the resource server closed the connection before the body was complete; try again');
+    if (!response.complete) throw fetchFailed({ problem: 'closedEarly' });
   } finally {
     signal?.removeEventListener('abort', aborted);
     response.destroy();

@@ -54,7 +54,7 @@ export async function resolveConsumerBatches(args: ConsumerArgs, options: Resolv
   const hasUrl = isGiven(args.resource_url);
   const hasBody = isGiven(args.body_data);
   if (hasUrl && hasBody) {
-    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', 'pass either resource_url (async mode) or body_data (sync mode), not both');
+    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'urlAndBody' });
   }
   const mapped = abstract === '*' ? '*' : abstract.map((row) => applyColumnMapping(row, mapping));
 
@@ -89,11 +89,7 @@ export async function resolveConsumerBatches(args: ConsumerArgs, options: Resolv
     return fromRows(mapped, chosen.map((row) => applyColumnMapping(row, mapping)), 'body_data');
   }
   if (abstract === '*') {
-    throw new S2SPError(
-      'S2SP_ERR_CONSUMER_ARG_INVALID',
-      'abstract_data "*" selects every row of a resource, so resource_url or body_data is required; ' +
-        'pass the resource_url the resource tool returned',
-    );
+    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'starWithoutBody' });
   }
   return fromRows(mapped, mapped as Row[], 'abstract_only');
 }

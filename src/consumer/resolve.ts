@@ -53,16 +53,16 @@ export interface ResolvedRows {
  *   every error of {@link fetchBody} when the body is fetched
  */
 export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOptions = {}): Promise<ResolvedRows> {
+  // Every argument is parsed and checked before any request goes out: a bad
+  // one found after the fetch would have spent the single-use token for nothing.
   const abstract = parseAbstractData(args.abstract_data);
   const mapping = parseColumnMapping(args.column_mapping);
   const hasUrl = isGiven(args.resource_url);
   const hasBody = isGiven(args.body_data);
   if (hasUrl && hasBody) {
-    throw new S2SPError(
-      'S2SP_ERR_CONSUMER_ARG_INVALID',
-      'pass either resource_url (async mode) or body_data (sync mode), not both',
-    );
+    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'urlAndBody' });
   }
+  const bodyRows = hasBody ? parseBodyData(args.body_data as string) : undefined;
   const fetchOptions = { allowedOrigins: options.allowedOrigins, maxBytes: options.maxBodyBytes, timeoutMs: options.timeoutMs };
 
   if (abstract === '*') {
@@ -71,15 +71,11 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
       const table = tableWithColumnMapping(fetched.table, mapping);
       return { rows: rowsFromTable(table), table, source: 'resource_url', bytesReceived: fetched.bytesReceived };
     }
-    if (hasBody) {
-      const rows = parseBodyData(args.body_data as string).map((row) => applyColumnMapping(row, mapping));
+    if (bodyRows !== undefined) {
+      const rows = bodyRows.map((row) => applyColumnMapping(row, mapping));
       return { rows, table: tableFromRows(rows, { preserveRowIds: true }), source: 'body_data', bytesReceived: 0 };
     }
-    throw new S2SPError(
-      'S2SP_ERR_CONSUMER_ARG_INVALID',
-      'abstract_data "*" selects every row of a resource, so resource_url or body_data is required; ' +
-        'pass the resource_url the resource tool returned',
-    );
+    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'starWithoutBody' });
   }
 
   // Body rows with the mapping already applied.
@@ -95,12 +91,10 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
       body = rowsFromTable(tableWithColumnMapping(fetched.table, mapping));
       bytesReceived = fetched.bytesReceived;
     }
-  } else if (hasBody) {
+  } else if (bodyRows !== undefined) {
     source = 'body_data';
     const wanted = new Set(abstract.map((row) => row[ROW_ID]));
-    body = parseBodyData(args.body_data as string)
-      .filter((row) => wanted.has(row[ROW_ID]))
-      .map((row) => applyColumnMapping(row, mapping));
+    body = bodyRows.filter((row) => wanted.has(row[ROW_ID])).map((row) => applyColumnMapping(row, mapping));
   }
   const rows = mergeByRowId(
     abstract.map((row) => applyColumnMapping(row, mapping)),

@@ -11,10 +11,10 @@ import * as z from 'zod/v4';
 import type { ConsumerArgs } from '../consumer/consumer-args.js';
 import { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from '../consumer/resolve.js';
 import { resolveConsumerBatches, type ResolvedBatches } from '../consumer/resolve-batches.js';
-import { isS2SPError } from '../errors.js';
+import { invalidOption, positiveOption, stringListOption } from '../option-checks.js';
 import type { Row } from '../table/rows-from-table.js';
 import type { ToolExtra } from './resource-tool.js';
-import { errorToolResult, jsonToolResult } from './tool-results.js';
+import { jsonToolResult, toolFailureResult, type ToolErrorLog } from './tool-results.js';
 
 /** What a consumer handler receives. */
 export interface ConsumerInput {
@@ -44,10 +44,12 @@ export type ConsumerBatchInput = ResolvedBatches;
  */
 export type ConsumerBatchToolHandler = (input: ConsumerBatchInput, extra: ToolExtra) => unknown;
 
-/** Options of {@link registerConsumerTool}: what may be fetched, and how the handler takes the body. */
+/** Options of {@link registerConsumerTool}: what may be fetched, how the handler takes the body, and where unexpected errors are logged. */
 export interface ConsumerToolOptions extends ResolveOptions {
   /** `true`: the handler gets record batches as they arrive instead of merged rows. */
   batches?: boolean;
+  /** Where an unexpected error of the resolution or the handler is logged (default: stderr, tokens redacted). */
+  onToolError?: ToolErrorLog;
 }
 
 /** Consumer tool metadata (its parameters are fixed by SPEC 2.2). */
@@ -70,7 +72,10 @@ const CONSUMER_PARAMS = {
 /**
  * Registers a consumer tool on `mcp`. With `{ batches: true }` the handler
  * takes record batches as they arrive ({@link ConsumerBatchToolHandler});
- * otherwise merged rows and a Table ({@link ConsumerToolHandler}).
+ * otherwise merged rows and a Table ({@link ConsumerToolHandler}). An
+ * unexpected error (not an S2SPError), of the resolution or of the handler,
+ * is logged and answered as `S2SP_ERR_TOOL_FAILED`, naming no internals.
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an allowed origin that is not an http(s) URL, or a limit that is not positive
  */
 export function registerConsumerTool(
   mcp: McpServer,
@@ -93,19 +98,21 @@ export function registerConsumerTool(
   handler: ConsumerToolHandler | ConsumerBatchToolHandler,
   options: ConsumerToolOptions = {},
 ): RegisteredTool {
-  if (options.batches === true) return registerBatchConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, options);
+  checkConsumerOptions(options);
+  const { onToolError, batches, ...resolveOptions } = options;
+  if (batches === true) {
+    return registerBatchConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, resolveOptions, onToolError);
+  }
   const rowHandler = handler as ConsumerToolHandler;
   return mcp.registerTool(name, { ...config, inputSchema: CONSUMER_PARAMS }, (async (args: ConsumerArgs, extra: ToolExtra) => {
-    let resolved: ResolvedRows;
     try {
-      resolved = await resolveConsumerRows(args, options);
+      const resolved: ResolvedRows = await resolveConsumerRows(args, resolveOptions);
+      const bytesReceived = resolved.source === 'body_data' ? Buffer.byteLength(args.body_data ?? '') : resolved.bytesReceived;
+      const result = await rowHandler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
+      return isToolResult(result) ? result : jsonToolResult(result);
     } catch (error) {
-      if (isS2SPError(error)) return errorToolResult(error);
-      throw error;
+      return toolFailureResult(error, name, onToolError);
     }
-    const bytesReceived = resolved.source === 'body_data' ? Buffer.byteLength(args.body_data ?? '') : resolved.bytesReceived;
-    const result = await rowHandler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
-    return isToolResult(result) ? result : jsonToolResult(result);
   }) as ToolCallback<typeof CONSUMER_PARAMS>);
 }
 
@@ -116,6 +123,7 @@ function registerBatchConsumerTool(
   config: ConsumerToolConfig,
   handler: ConsumerBatchToolHandler,
   options: ResolveOptions,
+  onToolError: ToolErrorLog | undefined,
 ): RegisteredTool {
   return mcp.registerTool(name, { ...config, inputSchema: CONSUMER_PARAMS }, (async (args: ConsumerArgs, extra: ToolExtra) => {
     let resolved: ResolvedBatches | undefined;
@@ -124,12 +132,27 @@ function registerBatchConsumerTool(
       const result = await handler(resolved, extra);
       return isToolResult(result) ? result : jsonToolResult(result);
     } catch (error) {
-      if (isS2SPError(error)) return errorToolResult(error);
-      throw error;
+      return toolFailureResult(error, name, onToolError);
     } finally {
       await resolved?.cancel();
     }
   }) as ToolCallback<typeof CONSUMER_PARAMS>);
+}
+
+function checkConsumerOptions(options: ConsumerToolOptions): void {
+  positiveOption(options.maxBodyBytes, 'maxBodyBytes');
+  positiveOption(options.timeoutMs, 'timeoutMs');
+  for (const origin of stringListOption(options.allowedOrigins, 'allowedOrigins') ?? []) {
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(origin).protocol;
+    } catch {
+      protocol = undefined;
+    }
+    if (protocol !== 'http:' && protocol !== 'https:') {
+      throw invalidOption('allowedOrigins', 'a list of http(s) origins', origin);
+    }
+  }
 }
 
 function isToolResult(value: unknown): value is CallToolResult {

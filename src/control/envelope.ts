@@ -4,6 +4,8 @@
  */
 import type { Schema, Table } from 'apache-arrow';
 import { ROW_ID } from '../protocol/row-id.js';
+import { stringifyJsonExact } from '../table/exact-json.js';
+import { jsonRowFragment } from '../table/json-encoding.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { projectColumns } from '../table/select.js';
 
@@ -62,4 +64,38 @@ export function buildEnvelope(
     envelope.expires_at = new Date(placement.expiresAt).toISOString();
   } else envelope.body = rowsFromTable(projectColumns(table, bodyDomains.length > 0 ? bodyDomains : [ROW_ID]));
   return envelope;
+}
+
+/**
+ * The envelope's JSON text, for the tool result the LLM and the Python
+ * reference read. Its rows are written by the data plane's JSON encoder, not
+ * by `JSON.stringify` of `envelope.abstract`, so every value reads exactly
+ * as in a fetched body (README, "JSON encoding of Arrow types"): `2.0` stays
+ * a float and an int64 beyond 2^53 keeps its digits. Other keys are written
+ * in the envelope object's order.
+ *
+ * @param envelope what {@link buildEnvelope} made of `table`
+ * @param table the body table it was built from
+ */
+export function envelopeText(envelope: Envelope, table: Table): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(envelope)) {
+    if (value === undefined) continue;
+    let text: string;
+    if (key === 'abstract') {
+      text = rowsText(projectColumns(table.slice(0, (value as Row[]).length), envelope.abstract_domains));
+    } else if (key === 'body') {
+      text = rowsText(projectColumns(table, envelope.body_domains.length > 0 ? envelope.body_domains : [ROW_ID]));
+    } else {
+      text = stringifyJsonExact(value);
+    }
+    parts.push(`${JSON.stringify(key)}:${text}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/** `[...]` holding every row of `table`, as the data plane's JSON encoder writes them. */
+export function rowsText(table: Table): string {
+  const fragment = jsonRowFragment(table);
+  return `[${Buffer.from(fragment.buffer, fragment.byteOffset, fragment.byteLength).toString('utf8')}]`;
 }

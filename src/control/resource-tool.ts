@@ -11,14 +11,15 @@ import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations
 import { Table } from 'apache-arrow';
 import { isRecordBatchSource, openBodyBatches, tableFromBatchStream, type RecordBatchSource } from '../table/batch-stream.js';
 import type { BodyStore } from '../cache/body-store.js';
-import { S2SPError, isS2SPError } from '../errors.js';
-import { withRowIds } from '../table/row-id.js';
-import { rowsFromTable } from '../table/rows-from-table.js';
+import { S2SPError } from '../errors.js';
+import { integerOption } from '../option-checks.js';
+import { bodyTableOf } from '../table/body-table.js';
+import { stringifyJsonExact } from '../table/exact-json.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
-import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, type Envelope } from './envelope.js';
+import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, envelopeText, rowsText, type Envelope } from './envelope.js';
 import { RESOURCE_TOOL_OUTPUT_SCHEMA } from './envelope-schema.js';
-import { errorToolResult, structuredToolResult } from './tool-results.js';
+import { toolFailureResult, type ToolErrorLog } from './tool-results.js';
 import { ZOD_FLAVOURS, flavourOf, type ZodFlavour } from './zod-flavour.js';
 
 /**
@@ -56,6 +57,8 @@ export interface ResourceToolContext {
   resourceUrlFor(token: string): string;
   /** Abstract rows per envelope (default 1,000). */
   abstractRowLimit?: number;
+  /** Where an unexpected error of the handler is logged (default: stderr, tokens redacted). */
+  onToolError?: ToolErrorLog;
   /** How long a cached body lives in ms, told to the LLM in the tool description (default: the store's `ttlMs`). */
   ttlMs?: number;
 }
@@ -81,8 +84,13 @@ const ADDED_PARAMS: Record<ZodFlavour, ZodRawShapeCompat> = {
 /**
  * Registers a resource tool on `mcp`. The tool declares an `outputSchema`
  * and answers with `structuredContent` as well as the text block (SPEC 2.1).
+ *
+ * A call that fails leaves nothing in the store: a body cached before the
+ * failure is revoked. An unexpected error (not an S2SPError) is logged and
+ * answered as `S2SP_ERR_TOOL_FAILED`, naming no internals.
  * @param context where bodies go: a store and its resource_urls (a `createDataPlane` handle fits)
  * @throws Error when the tool's own schema already defines `abstract_domains` or `mode`
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an abstract row limit that is not a positive integer
  */
 export function registerResourceTool<Shape extends ZodRawShapeCompat>(
   mcp: McpServer,
@@ -97,7 +105,7 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat>(
     if (key in own) throw new Error(`resource tool ${name}: its input schema must not define "${key}" (S2SP adds it)`);
   }
   const inputSchema: ZodRawShapeCompat = { ...own, ...added };
-  const limit = context.abstractRowLimit ?? DEFAULT_ABSTRACT_ROW_LIMIT;
+  const limit = integerOption(context.abstractRowLimit, 'abstractRowLimit', 1) ?? DEFAULT_ABSTRACT_ROW_LIMIT;
   const description = withLifetime(config.description, context.ttlMs ?? context.store.ttlMs);
   const callback = async (args: Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult> => {
     const { abstract_domains: domainsText, mode, ...toolArgs } = args as {
@@ -111,13 +119,11 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat>(
       if (domains === undefined) return plainResult(result);
       const table = bodyTableFrom(result);
       checkDomainsExist(domains, dataColumns(table));
-      if (mode === 'sync') return envelopeResult(buildEnvelope(table, domains, { mode: 'sync' }, limit));
-      const { token, expiresAt } = await context.store.put(table);
-      const resourceUrl = context.resourceUrlFor(token);
-      return envelopeResult(buildEnvelope(table, domains, { mode: 'async', resourceUrl, expiresAt }, limit));
+      if (mode === 'sync') return envelopeResult(table, buildEnvelope(table, domains, { mode: 'sync' }, limit));
+      const put = await context.store.put(table);
+      return await asyncEnvelopeResult(table, domains, put, limit, context);
     } catch (error) {
-      if (isS2SPError(error)) return errorToolResult(error);
-      throw error;
+      return toolFailureResult(error, name, context.onToolError);
     }
   };
   // The SDK types its callback by the shape it was given; ours is built at run time in either zod flavour.
@@ -149,17 +155,46 @@ function plural(n: number, unit: string): string {
   return `${n} ${unit}${n === 1 ? '' : 's'}`;
 }
 
-/** An envelope as text (what the Python reference's consumers read) and as structuredContent. */
-function envelopeResult(envelope: Envelope): CallToolResult {
-  return structuredToolResult(envelope as unknown as Record<string, unknown>);
+/**
+ * An envelope as a tool result: the text block is {@link envelopeText}'s
+ * exact text (what the Python reference's consumers read: int64 beyond 2^53
+ * keeps its digits, floats stay floats), and `structuredContent` is the
+ * envelope as JSON values (parsed from that text, so it never holds a bigint
+ * and reads like the text).
+ */
+function envelopeResult(table: Table, envelope: Envelope): CallToolResult {
+  const text = envelopeText(envelope, table);
+  return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+}
+
+/**
+ * The async envelope of a body already cached under `put.token`. If building
+ * the answer fails, the token is revoked: no one will ever hold it, so its
+ * body must not stay for a TTL.
+ */
+async function asyncEnvelopeResult(
+  table: Table,
+  domains: readonly string[],
+  put: { token: string; expiresAt: number },
+  limit: number,
+  context: ResourceToolContext,
+): Promise<CallToolResult> {
+  try {
+    const resourceUrl = context.resourceUrlFor(put.token);
+    return envelopeResult(table, buildEnvelope(table, domains, { mode: 'async', resourceUrl, expiresAt: put.expiresAt }, limit));
+  } catch (error) {
+    await context.store.delete(put.token).catch(() => false);
+    throw error;
+  }
 }
 
 /**
  * A handler's record batches. Async mode with a store that takes batches
  * caches them as they come, and the envelope is built from the cached body
  * (only the abstract's rows become objects); plain and sync answers are
- * built whole anyway, so the batches are gathered first there. Domains are
- * checked against the schema before anything is cached.
+ * built whole anyway, so the batches are gathered first there, as they are
+ * for a store without `putBatches` (RedisStore). Domains are checked against
+ * the schema before anything is cached.
  */
 async function streamedResult(
   source: RecordBatchSource,
@@ -174,12 +209,12 @@ async function streamedResult(
     if (domains === undefined) return plainResult(rowsWithoutIds(await tableFromBatchStream(stream)));
     if (mode === 'sync' || context.store.putBatches === undefined) {
       const table = await tableFromBatchStream(stream);
-      if (mode === 'sync') return envelopeResult(buildEnvelope(table, domains, { mode: 'sync' }, limit));
-      const { token, expiresAt } = await context.store.put(table);
-      return envelopeResult(buildEnvelope(table, domains, { mode: 'async', resourceUrl: context.resourceUrlFor(token), expiresAt }, limit));
+      if (mode === 'sync') return envelopeResult(table, buildEnvelope(table, domains, { mode: 'sync' }, limit));
+      const put = await context.store.put(table);
+      return await asyncEnvelopeResult(table, domains, put, limit, context);
     }
-    const { token, expiresAt, table } = await context.store.putBatches(stream);
-    return envelopeResult(buildEnvelope(table, domains, { mode: 'async', resourceUrl: context.resourceUrlFor(token), expiresAt }, limit));
+    const put = await context.store.putBatches(stream);
+    return await asyncEnvelopeResult(put.table, domains, put, limit, context);
   } finally {
     await stream.close();
   }
@@ -190,18 +225,27 @@ function rowsWithoutIds(table: Table): Table {
   return table.select(dataColumns(table));
 }
 
-/** Plain MCP (no `abstract_domains`): the rows exactly as the handler returned them; `{rows}` as structuredContent. */
+/**
+ * Plain MCP (no `abstract_domains`): the rows exactly as the handler returned
+ * them, an Arrow Table's values as the JSON body would write them; the same
+ * rows as `{rows}` in `structuredContent`.
+ */
 function plainResult(result: TableResult): CallToolResult {
-  const rows = Array.isArray(result) ? result : isArrowTable(result) ? rowsFromTable(result) : undefined;
-  if (rows === undefined) throw new S2SPError('S2SP_ERR_TABLE_INVALID');
-  return structuredToolResult({ rows }, rows);
+  let text: string;
+  if (Array.isArray(result)) text = stringifyJsonExact(result);
+  else if (isArrowTable(result)) text = rowsText(result);
+  else throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
+  return { content: [{ type: 'text', text }], structuredContent: { rows: JSON.parse(text) as unknown[] } };
 }
 
-/** The handler's result as a body table with `_row_id` first. */
+/**
+ * The handler's result as a body table with `_row_id` first. The same Table
+ * on every call gives the same body object, which the store holds once.
+ */
 export function bodyTableFrom(result: unknown): Table {
   if (Array.isArray(result)) return tableFromRows(result);
-  if (isArrowTable(result)) return withRowIds(result);
-  throw new S2SPError('S2SP_ERR_TABLE_INVALID');
+  if (isArrowTable(result)) return bodyTableOf(result);
+  throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 
 // Duck-typed as well, so a Table from a second copy of apache-arrow works.

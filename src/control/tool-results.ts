@@ -5,13 +5,32 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { S2SPError, isS2SPError } from '../errors.js';
+import { redactedError } from '../protocol/log-redaction.js';
+import { stringifyJsonExact } from '../table/exact-json.js';
 
 /** `_meta` key holding an error's stable code. */
 export const ERROR_CODE_META_KEY = 's2sp/error-code';
 
-/** A tool result holding `value` as one compact JSON text block. */
+/** Longest error text a tool result carries; every input quoted in it is bounded already, this bounds the sum. */
+const MAX_ERROR_TEXT = 2000;
+
+/** Where a tool's unexpected error goes: the server's log (the LLM gets a message naming no internals). */
+export type ToolErrorLog = (error: unknown, tool: string) => void;
+
+/** The default {@link ToolErrorLog}: one line on stderr (stdout may be the MCP channel), tokens redacted. */
+export const stderrToolErrorLog: ToolErrorLog = (error, tool) => {
+  const safe = redactedError(error);
+  process.stderr.write(`s2sp: tool ${tool} failed: ${safe.stack ?? `${safe.type}: ${safe.message}`}\n`);
+};
+
+/** A tool result holding `value` as one compact JSON text block (bigints as their exact digits). */
 export function jsonToolResult(value: unknown): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(value) }] };
+  return textToolResult(stringifyJsonExact(value));
+}
+
+/** A tool result holding `text` (JSON already) as one text block. */
+export function textToolResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }] };
 }
 
 /**
@@ -29,10 +48,27 @@ export function structuredToolResult(structured: Record<string, unknown>, text: 
  * stack trace in the LLM's context helps nobody.
  */
 export function errorToolResult(error: unknown): CallToolResult {
-  const s2sp = isS2SPError(error) ? (error as S2SPError) : new S2SPError('S2SP_ERR_INTERNAL', 'the tool failed; see the server log');
+  const s2sp = isS2SPError(error) ? (error as S2SPError) : new S2SPError('S2SP_ERR_TOOL_FAILED');
+  const text = `Error ${s2sp.code}: ${s2sp.message}`;
   return {
     isError: true,
-    content: [{ type: 'text', text: `Error ${s2sp.code}: ${s2sp.message}` }],
+    content: [{ type: 'text', text: text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text }],
     _meta: { [ERROR_CODE_META_KEY]: s2sp.code },
   };
+}
+
+/**
+ * The tool result for anything a tool call threw: an S2SP error as is (its
+ * message is written for the LLM); anything else is logged in full (tokens
+ * redacted) and becomes `S2SP_ERR_TOOL_FAILED`, whose message names no
+ * internals (a driver's error can hold a connection string).
+ */
+export function toolFailureResult(error: unknown, tool: string, log: ToolErrorLog = stderrToolErrorLog): CallToolResult {
+  if (isS2SPError(error)) return errorToolResult(error);
+  try {
+    log(error, tool);
+  } catch {
+    // A broken logger must not turn a tool error into a protocol error.
+  }
+  return errorToolResult(new S2SPError('S2SP_ERR_TOOL_FAILED'));
 }

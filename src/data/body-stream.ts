@@ -39,6 +39,8 @@ export interface BodyStreamPlan {
   readonly inlineCellLimit?: number;
   /** True when the request asked for every row and every column (the cached stream is the answer). */
   readonly wholeBody?: boolean;
+  /** Aborted when the client went away: chunk tasks still queued in the pool are dropped. */
+  readonly signal?: AbortSignal;
 }
 
 const JSON_OPEN = Buffer.from('{"body":[');
@@ -63,7 +65,7 @@ async function encodeOne(plan: BodyStreamPlan, chunk: RowChunk): Promise<Uint8Ar
     columns: plan.columns,
     chunk,
     format: plan.format,
-  });
+  }, { signal: plan.signal });
   return [bytes];
 }
 

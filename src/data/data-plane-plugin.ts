@@ -12,8 +12,8 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import type { BodyLease, BodyStore } from '../cache/body-store.js';
+import type { FastifyPluginAsync } from 'fastify';
+import type { BodyStore } from '../cache/body-store.js';
 import { isWellFormedToken } from '../protocol/token.js';
 import { S2SPError } from '../errors.js';
 import { lz4Available, lz4Codec } from '../ipc/lz4-codec.js';
@@ -23,12 +23,14 @@ import { createEncoderPool, type EncoderPool } from '../worker/encoder-pool.js';
 import { openBodyStream } from './body-stream.js';
 import { createEncoder, negotiateEncoding } from './content-encoding.js';
 import { errorForReply } from './error-reply.js';
+import { settleLease } from './lease-settlement.js';
 import { parseFetchRequest, resolveFetch } from './fetch-request.js';
 import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
 import { negotiateFormat, type NegotiationSupport } from './negotiate.js';
 import { DATA_ROUTE, DATA_ROUTE_WILDCARD, HEALTH_PATH } from '../protocol/data-path.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
 import { JSON_CONTENT_TYPE, JSON_TYPE, arrowStreamType } from '../protocol/media-types.js';
+import { integerOption, invalidOption } from '../option-checks.js';
 
 /** Default limit of a fetch request body: 16 MiB (a million row ids fit). */
 export const DEFAULT_REQUEST_BODY_LIMIT = 16 * 1024 * 1024;
@@ -52,11 +54,20 @@ export interface DataPlaneOptions {
 }
 
 
-/** The data-plane fastify plugin. */
+/** Largest chunk: an Arrow record batch's row count is an Int32. */
+const MAX_CHUNK_ROWS = 2 ** 31 - 1;
+
+/**
+ * The data-plane fastify plugin.
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID` at registration for a missing store or an out-of-range number
+ */
 export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, options) => {
   const { store } = options;
-  const bodyLimit = options.bodyLimit ?? DEFAULT_REQUEST_BODY_LIMIT;
-  const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
+  if (typeof store?.lease !== 'function') throw invalidOption('store', 'a BodyStore', store);
+  const bodyLimit = integerOption(options.bodyLimit, 'bodyLimit', 1) ?? DEFAULT_REQUEST_BODY_LIMIT;
+  const chunkRows = integerOption(options.chunkRows, 'chunkRows', 1, MAX_CHUNK_ROWS) ?? DEFAULT_CHUNK_ROWS;
+  const inlineCellLimit = integerOption(options.inlineCellLimit, 'inlineCellLimit', 0);
+  if (typeof options.workers !== 'object') integerOption(options.workers, 'workers', 0);
   const pool = poolFor(options.workers);
   if (pool !== undefined && pool !== options.workers) app.addHook('onClose', () => pool.close());
   // LZ4 is offered only where lz4-napi loads; elsewhere asking for it gets a 406 that says why.
@@ -76,7 +87,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', 'request body is not valid JSON'), undefined);
+      done(new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', { problem: 'notJson' }), undefined);
     }
   });
 
@@ -104,6 +115,9 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     // that arrives encoded (%41...) is not how any resource_url was issued.
     if (!isWellFormedToken(token) || !rawPath(request.url).endsWith(`/${token}`)) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     const lease = await store.lease(token);
+    const settlement = settleLease(reply, lease, (error) =>
+      request.log.warn({ err: error }, 'could not settle a lease; it ends with its timeout'),
+    );
     try {
       const { body } = lease;
       const resolved = resolveFetch(fetchRequest, body.table);
@@ -116,10 +130,11 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
         format,
         pool,
         compress: format.kind === 'arrow' && format.codec === 'lz4' ? lz4Codec().compressFrame : undefined,
-        inlineCellLimit: options.inlineCellLimit,
+        inlineCellLimit,
         wholeBody: resolved.sortedIds === undefined && resolved.columns === undefined,
+        signal: settlement.signal,
       });
-      settleWithResponse(reply, lease);
+      settlement.sending();
       if (format.kind === 'arrow') {
         reply.type(arrowStreamType(format.codec));
         return reply.send(response);
@@ -132,7 +147,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       pipeline(Buffer.isBuffer(response) ? Readable.from([response]) : response, encoder).catch(() => {}); // errors destroy both; the response sees the cut
       return reply.send(encoder);
     } catch (error) {
-      await lease.release();
+      await settlement.fail();
       throw error;
     }
   });
@@ -143,14 +158,16 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   app.all(DATA_ROUTE_WILDCARD, routeOptions, async (request) => {
     const rest = (request.params as { '*': string })['*'];
     if (request.method !== 'POST' && isWellFormedToken(rest)) {
-      throw new S2SPError('S2SP_ERR_METHOD_NOT_ALLOWED', `use POST on a resource_url, not ${request.method}`);
+      throw new S2SPError('S2SP_ERR_METHOD_NOT_ALLOWED', { method: request.method });
     }
     throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
   });
 
+  // A store that cannot be reached makes the replica unhealthy (503 with the error document), so a
+  // load balancer's probe sees it; the plugin's error handler writes it.
   app.get(HEALTH_PATH, async () => {
     const stats = await store.stats();
-    return { status: 'ok', entries: stats.entries, bytes: stats.bytes };
+    return { status: 'ok', entries: stats.entries, bytes: stats.bytes, ...(stats.bodies === undefined ? {} : { bodies: stats.bodies }) };
   });
 };
 
@@ -163,29 +180,4 @@ function poolFor(workers: DataPlaneOptions['workers']): EncoderPool | undefined 
   if (workers === 0) return undefined;
   if (typeof workers === 'object') return workers;
   return createEncoderPool({ threads: workers });
-}
-
-/**
- * Commits the lease once a 2xx response was written in full ('finish'), and
- * releases it if the connection closes first (or already has) or the stream
- * fails. A stream that fails before its first byte becomes an error document,
- * whose 'finish' must not consume the token (SPEC 3.4).
- */
-function settleWithResponse(reply: FastifyReply, lease: BodyLease): void {
-  const res = reply.raw;
-  const socket = res.socket;
-  let finished = false;
-  res.once('finish', () => {
-    finished = true;
-    // Node also emits 'finish' when the client hung up during the last write (the socket is
-    // then errored): that transfer did not complete and must not consume the token.
-    const complete = res.statusCode >= 200 && res.statusCode < 300 && !socket?.errored;
-    void (complete ? lease.commit() : lease.release());
-  });
-  res.once('close', () => {
-    if (!finished) void lease.release();
-  });
-  // The client may have gone while the lease was being taken (an async store,
-  // an embedding app's async hook): 'close' then fired before we listened.
-  if (res.destroyed) void lease.release();
 }

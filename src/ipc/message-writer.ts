@@ -8,11 +8,24 @@
  *   stream  := schema message, record batch messages..., 0xFFFFFFFF 0x00000000 (end of stream)
  *
  * With buffer compression, each body buffer is `int64 uncompressed length |
- * LZ4 frame`, or `int64 -1 | raw bytes` when compressing did not help, each
- * padded to 8 bytes. We write these ourselves because arrow-js 21.1-21.2 puts
- * the compressed length in that prefix, which arrow-rs and polars reject.
+ * LZ4 frame`, padded to 8 bytes. We write these ourselves because arrow-js
+ * 21.1-21.2 puts the compressed length in that prefix, which arrow-rs and
+ * polars reject. The format also allows `int64 -1 | raw bytes` for a buffer
+ * that does not compress, but polars reads such raw bytes in place from a
+ * scratch buffer 8 bytes past its start, and panics when they hold 16-byte
+ * values (Decimal128) that are then not 16-aligned; so every buffer is an
+ * LZ4 frame, as Arrow C++ (pyarrow) writes by default. An incompressible
+ * buffer costs a few bytes of frame header, and decompressing its stored
+ * blocks is a copy.
+ *
+ * A second arrow-js 21.2 bug is worked around here: its assembler cuts the
+ * view structs of a sliced Utf8View/BinaryView column by the slice offset,
+ * but slicing has already cut them (data.ts `_sliceBuffers`), so any slice
+ * not starting at row 0 (a scattered selection, a list's values past its
+ * first element) came out with a short or empty view buffer that polars and
+ * arrow-js itself refuse.
  */
-import type { RecordBatch, Schema } from 'apache-arrow';
+import type { Data, RecordBatch, Schema } from 'apache-arrow';
 import { CompressionType } from 'apache-arrow/fb/compression-type';
 import {
   BodyCompression,
@@ -55,7 +68,7 @@ export function schemaMessage(schema: Schema): Uint8Array {
  * The batch must hold no dictionary-encoded columns.
  */
 export function recordBatchMessage(batch: RecordBatch, compress?: BufferCompressor): Uint8Array[] {
-  const assembled = VectorAssembler.assemble(batch);
+  const assembled = assemble(batch);
   const buffers = assembled.buffers as Uint8Array[];
   if (compress === undefined) {
     const header = new RecordBatchHeader(batch.numRows, assembled.nodes, assembled.bufferRegions, null, assembled.variadicBufferCounts);
@@ -72,12 +85,10 @@ export function recordBatchMessage(batch: RecordBatch, compress?: BufferCompress
       regions.push(new BufferRegion(offset, 0));
       continue;
     }
-    const compressed = compress(raw);
-    const useCompressed = compressed.byteLength < raw.byteLength;
+    const data = compress(raw);
     const prefix = new Uint8Array(8);
-    // The uncompressed length, or -1 for "stored raw" (format spec, BodyCompression).
-    new DataView(prefix.buffer).setBigInt64(0, useCompressed ? BigInt(raw.byteLength) : -1n, true);
-    const data = useCompressed ? compressed : raw;
+    // The uncompressed length (format spec, BodyCompression); never -1, see the header.
+    new DataView(prefix.buffer).setBigInt64(0, BigInt(raw.byteLength), true);
     regions.push(new BufferRegion(offset, 8 + data.byteLength));
     body.push(prefix);
     pushPadded(body, data);
@@ -86,6 +97,40 @@ export function recordBatchMessage(batch: RecordBatch, compress?: BufferCompress
   const compression = new BodyCompression(CompressionType.LZ4_FRAME);
   const header = new RecordBatchHeader(batch.numRows, assembled.nodes, regions, compression, assembled.variadicBufferCounts);
   return [framedMetadata(Message.from(header, offset)), ...body];
+}
+
+/** The assembler's own state (protected in arrow-js's typings), which a view column adds to. */
+interface AssemblerState {
+  _byteLength: number;
+  _buffers: ArrayBufferView[];
+  _bufferRegions: BufferRegion[];
+  _variadicBufferCounts: number[];
+}
+
+/** Byte size of one view struct. */
+const VIEW_SIZE = 16;
+
+/** VectorAssembler.assemble(batch), with view columns cut once (see the header). */
+function assemble(batch: RecordBatch): VectorAssembler {
+  // assemble() with nothing is a fresh assembler: its constructor is private.
+  const assembler = VectorAssembler.assemble();
+  const state = assembler as unknown as AssemblerState;
+  const addBuffer = (bytes: ArrayBufferView): void => {
+    state._buffers.push(bytes);
+    state._bufferRegions.push(new BufferRegion(state._byteLength, padTo8(bytes.byteLength)));
+    state._byteLength += padTo8(bytes.byteLength);
+  };
+  const views = (data: Data): VectorAssembler => {
+    // `values` already starts at the slice's first view.
+    addBuffer((data.values as Uint8Array).subarray(0, data.length * VIEW_SIZE));
+    const variadic = (data.variadicBuffers ?? []) as readonly Uint8Array[];
+    for (const buffer of variadic) addBuffer(buffer);
+    state._variadicBufferCounts.push(variadic.length);
+    return assembler;
+  };
+  Object.assign(assembler, { visitUtf8View: views, visitBinaryView: views });
+  assembler.visitMany(batch.data.children);
+  return assembler;
 }
 
 /** Appends `bytes` and the zero padding that brings it to a multiple of 8. */

@@ -12,19 +12,39 @@ import { DEFAULT_CHUNK_ROWS } from '../table/row-chunks.js';
 import { S2SPError } from '../errors.js';
 
 /**
+ * A body's IPC stream before it is written: its messages (views of the column
+ * buffers plus small headers) and their total length. A store checks its byte
+ * budget against `byteLength` before it allocates anything of that size.
+ */
+export interface IpcPlan {
+  readonly parts: readonly Uint8Array[];
+  readonly byteLength: number;
+}
+
+/** Plans the IPC stream of `table` (a body without dictionaries copies no column data). */
+export function ipcPlanOf(table: Table): IpcPlan {
+  const parts = hasDictionaries(table.schema) ? [tableToIPC(table, 'stream')] : messagesOf(table);
+  return { parts, byteLength: partsLength(parts) };
+}
+
+/** Writes a planned stream into `target` (at least `plan.byteLength` long); returns `target`. */
+export function writeIpcPlan(plan: IpcPlan, target: Uint8Array): Uint8Array {
+  let at = 0;
+  for (const part of plan.parts) {
+    target.set(part, at);
+    at += part.byteLength;
+  }
+  return target;
+}
+
+/**
  * Encodes `table` as an IPC stream held in a SharedArrayBuffer. The messages
  * are written straight into the shared buffer (one copy of the column data),
  * not built whole by arrow-js and copied again.
  */
 export function sharedIpcFromTable(table: Table, allocate: SharedAllocator = freshShared): Uint8Array {
-  const parts = hasDictionaries(table.schema) ? [tableToIPC(table, 'stream')] : messagesOf(table);
-  const shared = allocate(partsLength(parts));
-  let at = 0;
-  for (const part of parts) {
-    shared.set(part, at);
-    at += part.byteLength;
-  }
-  return shared;
+  const plan = ipcPlanOf(table);
+  return writeIpcPlan(plan, allocate(plan.byteLength));
 }
 
 /** Allocates a zero-offset SharedArrayBuffer-backed view of exactly `byteLength` bytes. */
@@ -98,7 +118,7 @@ export async function sharedIpcFromBatches(
     const length = partsLength(parts);
     options.claim(length);
     if (at + length > max) {
-      throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', `the streamed body is over ${max} bytes, the most one cached body can hold`);
+      throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', { problem: 'streamedBody', maxBytes: max });
     }
     shared.grow(at + length);
     const view = new Uint8Array(shared, at, length);

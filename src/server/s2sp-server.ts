@@ -8,6 +8,8 @@
  * tools, resources and prompts with `configure` to have them on every
  * transport (`.mcp` itself is the instance stdio and in-memory transports use).
  */
+import { isIPv6 } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -17,18 +19,26 @@ import type { BodyStore } from '../cache/body-store.js';
 import type { FullGc } from '../cache/gc-nudge.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { ResolveOptions } from '../consumer/resolve.js';
+import { isLoopbackHost } from '../consumer/resource-url.js';
 import type { DataPlaneOptions } from '../data/data-plane-plugin.js';
 import { createDataPlane, listeningOrigin, type DataPlane } from '../data/data-plane-handle.js';
-import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
+import { errorForReply } from '../data/error-reply.js';
+import { dataPlaneLogSerializers, redactedError } from '../protocol/log-redaction.js';
 import { S2SPError } from '../errors.js';
 import { resourceUrlOf } from '../protocol/data-path.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
+import { JSON_CONTENT_TYPE } from '../protocol/media-types.js';
 import {
   registerConsumerTool,
   type ConsumerBatchToolHandler,
   type ConsumerToolConfig,
   type ConsumerToolHandler,
 } from '../control/consumer-tool.js';
+import { stderrToolErrorLog, type ToolErrorLog } from '../control/tool-results.js';
+import { httpUrlOption, integerOption, invalidOption, positiveOption, stringListOption } from '../option-checks.js';
+import { s2spClientErrorHandler, s2spFrameworkErrors } from './client-errors.js';
+import { createHostGuard, hostnameOfHeader } from './host-guard.js';
+import { applyHttpTimeouts, checkIntervalMs, resolveHttpTimeouts, type HttpTimeouts } from './http-timeouts.js';
 import { mcpHttpPlugin } from './mcp-http-plugin.js';
 import { registerResourceTool, type ResourceToolHandler, type ToolConfig } from '../control/resource-tool.js';
 
@@ -39,15 +49,24 @@ export interface S2SPServerOptions {
   version?: string;
   /** MCP `instructions` sent at initialisation. */
   instructions?: string;
-  /** Body store shared by the resource tools and the data plane (default: a MemoryStore). */
+  /**
+   * Body store shared by the resource tools and the data plane (default: a
+   * MemoryStore). Pass a RedisStore to let several replicas serve every token.
+   */
   store?: BodyStore;
   /** TTL of cached bodies in seconds, for the default MemoryStore (default 600). */
   ttlSeconds?: number;
   /** Byte budget of the default MemoryStore (default 1 GiB). */
   maxCacheBytes?: number;
+  /** Lease timeout of the default MemoryStore in seconds (default 30). */
+  leaseTimeoutSeconds?: number;
   /** A full garbage collection the default MemoryStore may ask for (`globalThis.gc` under `--expose-gc`). */
   fullGc?: FullGc;
-  /** Interface the HTTP server binds to (default 127.0.0.1). */
+  /**
+   * Interface the HTTP server binds to (default 127.0.0.1). A wildcard
+   * (0.0.0.0, ::) needs `publicUrl` when the server issues resource_urls: no
+   * address of the wildcard tells consumers where to connect.
+   */
   host?: string;
   /** Port of the HTTP server (default 0: any free port). */
   port?: number;
@@ -62,9 +81,27 @@ export interface S2SPServerOptions {
   /**
    * Base URL clients reach the app at, for proxies and containers; the
    * data plane's prefix is appended (default: `http://<host>:<port>` of the
-   * listening server).
+   * listening server). Its host and origin are also accepted by the MCP
+   * endpoint.
    */
   publicUrl?: string;
+  /** Largest MCP request body in bytes (default 64 MiB, room for sync-mode `body_data`); over it, a JSON-RPC error. */
+  mcpBodyLimit?: number;
+  /**
+   * Host names the MCP endpoint accepts in `Host` besides loopback ones, the
+   * address it binds to (all interface addresses for a wildcard) and
+   * `publicUrl`'s (DNS-rebinding protection; refused: 403).
+   */
+  mcpAllowedHosts?: readonly string[];
+  /** Origins the MCP endpoint accepts in `Origin` besides loopback ones and `publicUrl`'s. */
+  mcpAllowedOrigins?: readonly string[];
+  /** HTTP timeouts (request, headers, keep-alive, idle); see {@link HttpTimeouts} for the defaults. */
+  timeouts?: HttpTimeouts;
+  /**
+   * Where unexpected tool errors go, in full (the LLM gets `S2SP_ERR_TOOL_FAILED`).
+   * Default: the fastify logger when one is configured and the server listens, else stderr; tokens redacted.
+   */
+  onToolError?: ToolErrorLog;
   /** Abstract rows per envelope (default 1,000). */
   abstractRowLimit?: number;
   /** Largest data-plane request body in bytes. */
@@ -98,8 +135,11 @@ export class S2SPServer {
   #ownApp?: FastifyInstance;
   #plane?: DataPlane;
   #mounted = false;
+  readonly #timeouts: Required<HttpTimeouts>;
 
+  /** @throws S2SPError `S2SP_ERR_OPTION_INVALID` naming the first invalid option */
   constructor(options: S2SPServerOptions) {
+    this.#timeouts = checkServerOptions(options);
     this.#options = options;
     this.#store = options.store;
     this.#app = options.app;
@@ -114,6 +154,7 @@ export class S2SPServer {
     this.#store ??= new MemoryStore({
       ttlMs: this.#options.ttlSeconds === undefined ? undefined : this.#options.ttlSeconds * 1000,
       maxBytes: this.#options.maxCacheBytes,
+      leaseTimeoutMs: this.#options.leaseTimeoutSeconds === undefined ? undefined : this.#options.leaseTimeoutSeconds * 1000,
       fullGc: this.#options.fullGc,
     });
     return this.#store;
@@ -126,6 +167,7 @@ export class S2SPServer {
       store,
       resourceUrlFor: (token: string) => this.resourceUrlFor(token),
       abstractRowLimit: this.#options.abstractRowLimit,
+      onToolError: this.#toolErrorLog,
       ttlMs: this.#options.ttlSeconds === undefined ? store.ttlMs : this.#options.ttlSeconds * 1000,
     };
     return this.configure((mcp) => registerResourceTool(mcp, name, config, handler, context));
@@ -139,7 +181,7 @@ export class S2SPServer {
   consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerBatchToolHandler, options: { batches: true }): this;
   consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler, options?: { batches?: false }): this;
   consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler | ConsumerBatchToolHandler, options: { batches?: boolean } = {}): this {
-    const consumer = this.#options.consumer;
+    const consumer = { ...this.#options.consumer, onToolError: this.#toolErrorLog };
     return this.configure((mcp) =>
       options.batches === true
         ? registerConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, { ...consumer, batches: true })
@@ -187,6 +229,7 @@ export class S2SPServer {
   async mount(options: ListenOptions = {}): Promise<void> {
     if (this.#mounted) throw new Error('S2SPServer is already mounted');
     this.#mounted = true;
+    const host = this.#options.host ?? '127.0.0.1';
     const app = (this.#app ??= this.#newApp());
     if (this.#store !== undefined) {
       const plane = createDataPlane({
@@ -199,7 +242,13 @@ export class S2SPServer {
       this.#plane = plane;
     }
     if (options.mcpPath !== undefined) {
-      await app.register(mcpHttpPlugin, { path: options.mcpPath, createServer: () => this.createMcpServer() });
+      await app.register(mcpHttpPlugin, {
+        path: options.mcpPath,
+        createServer: () => this.createMcpServer(),
+        bodyLimit: this.#options.mcpBodyLimit,
+        allowedHosts: [...(this.#options.mcpAllowedHosts ?? []), ...reachableHosts(host, this.#options.publicUrl)],
+        allowedOrigins: [...(this.#options.mcpAllowedOrigins ?? []), ...(this.#options.publicUrl === undefined ? [] : [new URL(this.#options.publicUrl).origin])],
+      });
     }
   }
 
@@ -207,12 +256,17 @@ export class S2SPServer {
    * Starts the HTTP server, mounting first unless `mount` was called.
    * An app passed as `app` that is already listening is left as it is.
    * @returns the URL the app listens on
+   * @throws S2SPError `S2SP_ERR_PUBLIC_URL_REQUIRED` when a server with a data plane would bind a wildcard address without `publicUrl`
    */
   async listen(options: ListenOptions = {}): Promise<string> {
     if (this.#ownApp?.server.listening === true) throw new Error('S2SPServer is already listening');
+    const host = this.#options.host ?? '127.0.0.1';
+    if (this.#store !== undefined && this.#options.publicUrl === undefined && isWildcardHost(host) && this.#options.app === undefined) {
+      throw new S2SPError('S2SP_ERR_PUBLIC_URL_REQUIRED', { host });
+    }
     if (!this.#mounted) await this.mount(options);
     const app = this.#app as FastifyInstance;
-    if (!app.server.listening) await app.listen({ host: this.#options.host ?? '127.0.0.1', port: this.#options.port ?? 0 });
+    if (!app.server.listening) await app.listen({ host, port: this.#options.port ?? 0 });
     return listeningOrigin(app) as string;
   }
 
@@ -242,11 +296,35 @@ export class S2SPServer {
     await this.#store?.close();
   }
 
+  /** Logs an unexpected tool error: the caller's log, the fastify logger once listening with one, or stderr. */
+  readonly #toolErrorLog: ToolErrorLog = (error, tool) => {
+    if (this.#options.onToolError !== undefined) return this.#options.onToolError(error, tool);
+    const app = this.#app;
+    if (app !== undefined && this.#options.logger !== undefined && this.#options.logger !== false) {
+      app.log.error({ tool, err: redactedError(error) }, 'tool failed');
+      return;
+    }
+    stderrToolErrorLog(error, tool);
+  };
+
+  /** This server's own fastify app, with the HTTP guards: timeouts, client errors, error documents. */
   #newApp(): FastifyInstance {
-    const app = Fastify({ logger: redactingLogger(this.#options.logger ?? false) });
+    const timeouts = this.#timeouts;
+    const app = Fastify({
+      logger: redactingLogger(this.#options.logger ?? false),
+      clientErrorHandler: s2spClientErrorHandler,
+      frameworkErrors: s2spFrameworkErrors,
+      http: { connectionsCheckingInterval: checkIntervalMs(timeouts) },
+    });
+    applyHttpTimeouts(app.server, timeouts);
     // fastify's default 404 logs "Route POST:<url> not found": a mistyped
     // resource_url would put its token in the log.
     app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorDocumentOf(new S2SPError('S2SP_ERR_ROUTE_NOT_FOUND'))));
+    app.setErrorHandler((error, request, reply) => {
+      const wire = errorForReply(error);
+      if (wire.status >= 500) request.log.error({ err: redactedError(error) }, 'request failed');
+      return reply.code(wire.status).type(JSON_CONTENT_TYPE).send(errorDocumentOf(wire));
+    });
     this.#ownApp = app;
     return app;
   }
@@ -262,4 +340,66 @@ function redactingLogger(logger: FastifyServerOptions['logger']): FastifyServerO
   if (logger === false || logger === undefined) return false;
   const base = logger === true ? {} : logger;
   return { ...base, serializers: { ...base.serializers, req: dataPlaneLogSerializers.req } };
+}
+
+/** True for an address that binds every interface (0.0.0.0, ::). */
+export function isWildcardHost(host: string): boolean {
+  if (host === '0.0.0.0') return true;
+  if (!isIPv6(host)) return false;
+  return new URL(`http://[${host}]`).hostname === '[::]';
+}
+
+/**
+ * Host names clients may use to reach a server bound to `host`, besides
+ * loopback: the bound name or address itself, every interface address for a
+ * wildcard, and the public URL's host.
+ */
+function reachableHosts(host: string, publicUrl: string | undefined): string[] {
+  const hosts: string[] = [];
+  if (isWildcardHost(host)) {
+    for (const addresses of Object.values(networkInterfaces())) {
+      for (const { address, family, scopeid } of addresses ?? []) {
+        // A link-local IPv6 address needs its zone, which no Host header carries.
+        if (scopeid !== undefined && scopeid !== 0) continue;
+        hosts.push(family === 'IPv6' ? `[${address}]` : address);
+      }
+    }
+  } else {
+    const hostname = hostnameOfHeader(isIPv6(host) ? `[${host}]` : host);
+    if (hostname !== undefined && !isLoopbackHost(hostname)) hosts.push(hostname);
+  }
+  if (publicUrl !== undefined) hosts.push(new URL(publicUrl).hostname);
+  return hosts;
+}
+
+/**
+ * Checks every option a server is built with.
+ * @returns the HTTP timeouts, defaults filled in
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
+ */
+function checkServerOptions(options: S2SPServerOptions): Required<HttpTimeouts> {
+  if (typeof options?.name !== 'string' || options.name === '') throw invalidOption('name', 'a non-empty string', options?.name);
+  if (options.host !== undefined && (typeof options.host !== 'string' || options.host.trim() === '')) {
+    throw invalidOption('host', 'a non-empty string', options.host);
+  }
+  integerOption(options.port, 'port', 0, 65535);
+  httpUrlOption(options.publicUrl, 'publicUrl');
+  if (options.prefix !== undefined && (typeof options.prefix !== 'string' || (options.prefix !== '' && !/^\/[^?#]*[^/?#]$/.test(options.prefix)))) {
+    throw invalidOption('prefix', 'a path such as "/internal" (a leading slash, no trailing one)', options.prefix);
+  }
+  if (options.app !== undefined && (typeof options.app !== 'object' || options.app === null || typeof options.app.register !== 'function')) {
+    throw invalidOption('app', 'a fastify instance', options.app);
+  }
+  positiveOption(options.ttlSeconds, 'ttlSeconds');
+  positiveOption(options.maxCacheBytes, 'maxCacheBytes');
+  integerOption(options.abstractRowLimit, 'abstractRowLimit', 1);
+  integerOption(options.requestBodyLimit, 'requestBodyLimit', 1);
+  integerOption(options.mcpBodyLimit, 'mcpBodyLimit', 1);
+  if (typeof options.workers !== 'object') integerOption(options.workers, 'workers', 0);
+  // Builds a guard once only to check the entries now rather than at listen().
+  createHostGuard({
+    allowedHosts: stringListOption(options.mcpAllowedHosts, 'mcpAllowedHosts'),
+    allowedOrigins: stringListOption(options.mcpAllowedOrigins, 'mcpAllowedOrigins'),
+  });
+  return resolveHttpTimeouts(options.timeouts);
 }

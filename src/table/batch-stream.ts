@@ -14,6 +14,7 @@ import { S2SPError } from '../errors.js';
 import { MAX_ROW_ID } from '../protocol/row-id.js';
 import { decodeDictionaries, hasDictionaries } from './decode-dictionaries.js';
 import { batchWithRowIds, bodySchemaOf } from './row-id.js';
+import { assertCarriableSchema } from './carriable-types.js';
 
 /** Batches as a handler may return them: any async iterable of RecordBatch, e.g. an arrow-js RecordBatchReader. */
 export type RecordBatchSource = AsyncIterable<RecordBatch>;
@@ -45,7 +46,8 @@ export function isRecordBatchSource(value: unknown): value is RecordBatchSource 
 /**
  * Opens a batch source as a body stream: reads the first batch (or, for an
  * empty reader, its schema) so the body schema is known.
- * @throws S2SPError `S2SP_ERR_TABLE_INVALID` (from the stream) when an item is not a
+ * @throws S2SPError `S2SP_ERR_TABLE_UNSUPPORTED_TYPE` for a column no body can carry exactly;
+ *   `S2SP_ERR_TABLE_INVALID` (from the stream) when an item is not a
  *   RecordBatch or a batch's columns differ from the first one's;
  *   `S2SP_ERR_TABLE_TOO_LARGE` past 2^31 rows (`_row_id` is Int32)
  */
@@ -54,6 +56,13 @@ export async function openBodyBatches(source: RecordBatchSource): Promise<BodyBa
   const first = await iterator.next();
   if (!first.done) checkBatch(first.value, 0);
   const sourceSchema = first.done ? emptySourceSchema(source) : first.value.schema;
+  try {
+    // A streamed body is refused at put like a Table: never cached garbled.
+    assertCarriableSchema(sourceSchema);
+  } catch (error) {
+    await iterator.return?.();
+    throw error;
+  }
   const schema = bodySchemaOf(decodedSchemaOf(sourceSchema));
   let pending: RecordBatch | undefined = first.done ? undefined : first.value;
   let finished = first.done === true;
@@ -79,11 +88,11 @@ export async function openBodyBatches(source: RecordBatchSource): Promise<BodyBa
           checkBatch(batch, index);
         }
         if (!sameColumns(batch.schema, sourceSchema)) {
-          throw new S2SPError('S2SP_ERR_TABLE_INVALID', `record batch ${index} has other columns than the first batch`);
+          throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'batchColumnsDiffer', index });
         }
         if (batch.numRows === 0) continue;
         if (start + batch.numRows > MAX_ROW_ID + 1) {
-          throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', `the batches hold over ${MAX_ROW_ID + 1} rows, more than _row_id (Int32) can number`);
+          throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', { problem: 'tooManyRows' });
         }
         const plain = hasDictionaries(batch.schema) ? decodeDictionaries(new Table([batch])).batches[0] : batch;
         yield batchWithRowIds(plain, schema, start);
@@ -115,7 +124,7 @@ export async function tableFromBatchStream(stream: BatchStream): Promise<Table> 
 function checkBatch(value: unknown, index: number): asserts value is RecordBatch {
   const v = value as { schema?: unknown; data?: unknown; numRows?: unknown } | null;
   const ok = value instanceof RecordBatch || (typeof v === 'object' && v !== null && typeof v.numRows === 'number' && typeof v.schema === 'object' && typeof v.data === 'object');
-  if (!ok) throw new S2SPError('S2SP_ERR_TABLE_INVALID', `item ${index} of the returned batches is not an Arrow RecordBatch`);
+  if (!ok) throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notRecordBatch', index });
 }
 
 /** The schema of a source that yielded no batch: a reader knows it; anything else has no columns. */

@@ -1,27 +1,68 @@
 /**
  * Per-chunk JSON writers: `(w, i)` appends the JSON of element `i` of one
- * column chunk to a ByteWriter, as UTF-8. Common types never become JS values
- * on the way: integers are written digit by digit, strings are copied as
- * bytes (escaped only where JSON needs it), JSON-text columns verbatim. Other
- * types go through arrow-js's `get` and `JSON.stringify`.
+ * column chunk to a ByteWriter, as UTF-8, following the encoding in the
+ * README ("JSON encoding of Arrow types"). Common types never become JS
+ * values on the way: integers are written digit by digit, strings are copied
+ * as bytes (escaped only where JSON needs it), JSON-text columns verbatim.
+ * Nested types (lists, structs, maps, unions, dictionaries) are written by
+ * the writers of their children, so every type nests in every other.
  *
- * Layout after arrow-js slicing (data.ts `_sliceBuffers`): fixed-width values
- * and var-width offsets are sub-arrays starting at the slice; Bool values and
- * validity bitmaps keep the whole buffer and are indexed by `offset + i`.
+ * column-readers.ts turns the same elements into JS values; the two must
+ * agree, and test/table/json-types.test.ts holds them to it.
  */
-import { Type, makeVector, type Data, type Field, type Timestamp } from 'apache-arrow';
+import {
+  DateUnit,
+  IntervalUnit,
+  Precision,
+  Type,
+  type Data,
+  type Decimal,
+  type Field,
+  type FixedSizeList,
+  type Float,
+  type Int,
+  type Map_,
+  type Struct,
+  type Time,
+  type Timestamp,
+  type Duration,
+  type Date_,
+  type Interval,
+  type Union,
+} from 'apache-arrow';
+import { S2SPError } from '../errors.js';
 import type { ByteWriter } from './byte-writer.js';
-import { toJsonValue } from './column-readers.js';
+import {
+  bytesReader,
+  childField,
+  dictionaryLocator,
+  int64Numbers,
+  int64Values,
+  monthDayNanoNanos,
+  offsetReader,
+  storedIntegers,
+  unionLocator,
+} from './column-access.js';
+import { decimalText } from './decimal-text.js';
+import { finiteFloatText, float16ToNumber, nonFiniteName } from './float-text.js';
 import { isJsonField } from './json-column.js';
+import { date64Text, dateText, durationText, timeText, timestampJsonWriter, type StoredInteger } from './temporal-text.js';
+import { offsetResolver } from './time-zone.js';
 
 /** Appends the JSON of element `i` to `w`. */
 export type JsonWriter = (w: ByteWriter, i: number) => void;
 
-const NULL = Uint8Array.from([0x6e, 0x75, 0x6c, 0x6c]);
-const TRUE = Uint8Array.from([0x74, 0x72, 0x75, 0x65]);
-const FALSE = Uint8Array.from([0x66, 0x61, 0x6c, 0x73, 0x65]);
-const TWO_32 = 4294967296;
+const encoder = new TextEncoder();
+const NULL = encoder.encode('null');
+const TRUE = encoder.encode('true');
+const FALSE = encoder.encode('false');
+const DOT_ZERO = encoder.encode('.0');
 const HEX = '0123456789abcdef';
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
 
 /** A JSON writer for `data`, the chunk of `field` in one batch. */
 export function jsonWriter(field: Field, data: Data): JsonWriter {
@@ -37,22 +78,29 @@ export function jsonWriter(field: Field, data: Data): JsonWriter {
   };
 }
 
-/** Appends a finite number as JSON (as `JSON.stringify` would), NaN and infinities as null. */
-export function writeNumber(w: ByteWriter, v: number): void {
-  if (Number.isSafeInteger(v)) w.integer(v);
-  else if (Number.isFinite(v)) w.ascii(String(v));
-  else w.bytes(NULL);
+/** Appends a float: shortest round-trip text, `.0` on whole values, non-finite values as strings (float-text.ts). */
+export function writeFloat(w: ByteWriter, v: number): void {
+  if (Number.isSafeInteger(v) && v !== 0) {
+    w.integer(v);
+    w.bytes(DOT_ZERO);
+    return;
+  }
+  const name = nonFiniteName(v);
+  if (name !== undefined) writeAsciiString(w, name);
+  else w.ascii(finiteFloatText(v));
 }
 
 function valueWriter(field: Field, data: Data): JsonWriter {
   switch (data.typeId) {
-    case Type.Int:
+    case Type.Int: {
+      const values = data.values as ArrayLike<number>;
+      if ((data.type as Int).bitWidth === 64) return int64Writer(data.values as BigInt64Array | BigUint64Array);
+      return (w, i) => w.integer(values[i]);
+    }
     case Type.Float: {
       const values = data.values as ArrayLike<number>;
-      if (values instanceof BigInt64Array || values instanceof BigUint64Array) return int64Writer(values);
-      if (values instanceof Uint16Array && data.typeId === Type.Float) break; // Float16
-      if (data.typeId === Type.Int) return (w, i) => w.integer(values[i]);
-      return (w, i) => writeNumber(w, values[i]);
+      if ((data.type as Float).precision === Precision.HALF) return (w, i) => writeFloat(w, float16ToNumber(values[i]));
+      return (w, i) => writeFloat(w, values[i]);
     }
     case Type.Bool: {
       const bits = data.values as Uint8Array;
@@ -65,36 +113,220 @@ function valueWriter(field: Field, data: Data): JsonWriter {
       if (isJsonField(field)) return (w, i) => w.bytes(bytes, offsets[i], offsets[i + 1]);
       return (w, i) => writeJsonString(w, bytes, offsets[i], offsets[i + 1]);
     }
-    case Type.Timestamp: {
-      const values = data.values as ArrayLike<unknown>;
-      if (!(values instanceof BigInt64Array)) break;
-      const read = int64Reader(values);
-      // Epoch milliseconds, as the JSON world has them (what `get` returns too).
-      const toMs = [1000, 1, 1 / 1000, 1 / 1_000_000][(data.type as Timestamp).unit];
-      return (w, i) => writeNumber(w, read(i) * toMs);
+    case Type.LargeUtf8:
+    case Type.Utf8View: {
+      const read = bytesReader(data);
+      if (isJsonField(field)) return (w, i) => w.bytes(read(i));
+      return (w, i) => {
+        const bytes = read(i);
+        writeJsonString(w, bytes, 0, bytes.length);
+      };
     }
+    case Type.Binary:
+    case Type.LargeBinary:
+    case Type.BinaryView:
+    case Type.FixedSizeBinary: {
+      const read = bytesReader(data);
+      return (w, i) => {
+        const bytes = read(i);
+        writeAsciiString(w, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'));
+      };
+    }
+    case Type.Decimal: {
+      const words = data.values as Uint32Array;
+      const { scale, bitWidth } = data.type as Decimal;
+      const stride = bitWidth / 32;
+      return (w, i) => writeAsciiString(w, decimalText(words, i, stride, scale));
+    }
+    case Type.Date: {
+      if ((data.type as Date_).unit === DateUnit.DAY) {
+        const days = data.values as Int32Array;
+        return (w, i) => writeAsciiString(w, dateText(days[i]));
+      }
+      const read = int64Values(data.values as BigInt64Array);
+      return (w, i) => writeAsciiString(w, date64Text(read(i)));
+    }
+    case Type.Timestamp: {
+      const { unit, timezone } = data.type as Timestamp;
+      const offsetAt = timezone ? offsetResolver(timezone) : undefined;
+      if (timezone && offsetAt === undefined) throw unsupportedZone(field, timezone);
+      const values = data.values as BigInt64Array;
+      const words = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
+      const write = timestampJsonWriter(unit, offsetAt);
+      return (w, i) => write(w, words[2 * i + 1], words[2 * i]);
+    }
+    case Type.Time: {
+      const unit = (data.type as Time).unit;
+      const read = storedIntegers(data);
+      return (w, i) => writeAsciiString(w, timeText(read(i), unit));
+    }
+    case Type.Duration: {
+      const unit = (data.type as Duration).unit;
+      const read = int64Values(data.values as BigInt64Array);
+      return (w, i) => writeAsciiString(w, durationText(read(i), unit));
+    }
+    case Type.Interval:
+      return intervalWriter(data);
+    case Type.List:
+    case Type.LargeList: {
+      const offset = offsetReader(data);
+      const child = jsonWriter(childField(field, data, 0), data.children[0]);
+      return (w, i) => writeRange(w, child, offset(i), offset(i + 1));
+    }
+    case Type.FixedSizeList: {
+      const size = (data.type as FixedSizeList).listSize;
+      const child = jsonWriter(childField(field, data, 0), data.children[0]);
+      return (w, i) => writeRange(w, child, i * size, (i + 1) * size);
+    }
+    case Type.Struct:
+      return structWriter(data);
+    case Type.Map: {
+      const offset = offsetReader(data);
+      const entries = data.children[0];
+      const entriesType = (data.type as Map_).children[0].type as Struct;
+      const key = jsonWriter(entriesType.children[0], entries.children[0]);
+      const value = jsonWriter(entriesType.children[1], entries.children[1]);
+      // [[key, value], ...]: keys keep their type and order, duplicates survive.
+      return (w, i) => {
+        const start = offset(i);
+        const end = offset(i + 1);
+        w.ensure(1);
+        w.buf[w.pos++] = OPEN_BRACKET;
+        for (let j = start; j < end; j++) {
+          w.ensure(2);
+          if (j > start) w.buf[w.pos++] = COMMA;
+          w.buf[w.pos++] = OPEN_BRACKET;
+          key(w, j);
+          w.ensure(1);
+          w.buf[w.pos++] = COMMA;
+          value(w, j);
+          w.ensure(1);
+          w.buf[w.pos++] = CLOSE_BRACKET;
+        }
+        w.ensure(1);
+        w.buf[w.pos++] = CLOSE_BRACKET;
+      };
+    }
+    case Type.Union: {
+      const where = unionLocator(data);
+      const fields = (data.type as Union).children;
+      const children = data.children.map((child, c) => jsonWriter(fields[c], child));
+      return (w, i) => children[where.child(i)](w, where.index(i));
+    }
+    case Type.Dictionary:
+      return dictionaryWriter(field, data);
   }
-  const vector = makeVector(data);
-  return (w, i) => w.utf8(JSON.stringify(toJsonValue(vector.get(i))) ?? 'null');
+  throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'unsupportedType', column: field.name, type: String(field.type) });
 }
 
-/**
- * Reads 64-bit integers as numbers through an Int32 view of the same bytes:
- * reading a BigInt64Array allocates a BigInt per element. Exact below 2^53.
- */
-function int64Reader(values: BigInt64Array | BigUint64Array): (i: number) => number {
-  const words = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
-  if (values instanceof BigUint64Array) return (i) => (words[2 * i + 1] >>> 0) * TWO_32 + (words[2 * i] >>> 0);
-  return (i) => words[2 * i + 1] * TWO_32 + (words[2 * i] >>> 0);
+function structWriter(data: Data): JsonWriter {
+  const fields = (data.type as Struct).children;
+  const keys = fields.map((f, c) => encoder.encode((c === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
+  const children = data.children.map((child, c) => jsonWriter(fields[c], child));
+  if (children.length === 0) return (w) => w.ascii('{}');
+  return (w, i) => {
+    for (let c = 0; c < children.length; c++) {
+      w.bytes(keys[c]);
+      children[c](w, i);
+    }
+    w.ensure(1);
+    w.buf[w.pos++] = CLOSE_BRACE;
+  };
+}
+
+const INTERVAL_KEYS = {
+  months: encoder.encode('{"months":'),
+  days: encoder.encode('{"days":'),
+  commaDays: encoder.encode(',"days":'),
+  commaMilliseconds: encoder.encode(',"milliseconds":'),
+  commaNanoseconds: encoder.encode(',"nanoseconds":'),
+};
+
+/** Intervals as objects of their stored fields: exact, and mixed signs survive (ISO 8601 durations cannot say P1M-2D). */
+function intervalWriter(data: Data): JsonWriter {
+  const v = data.values as Int32Array;
+  const close = (w: ByteWriter): void => {
+    w.ensure(1);
+    w.buf[w.pos++] = CLOSE_BRACE;
+  };
+  switch ((data.type as Interval).unit) {
+    case IntervalUnit.YEAR_MONTH:
+      return (w, i) => {
+        w.bytes(INTERVAL_KEYS.months);
+        w.integer(v[i]);
+        close(w);
+      };
+    case IntervalUnit.DAY_TIME:
+      return (w, i) => {
+        w.bytes(INTERVAL_KEYS.days);
+        w.integer(v[2 * i]);
+        w.bytes(INTERVAL_KEYS.commaMilliseconds);
+        w.integer(v[2 * i + 1]);
+        close(w);
+      };
+    default: {
+      const nanos = monthDayNanoNanos(v);
+      return (w, i) => {
+        w.bytes(INTERVAL_KEYS.months);
+        w.integer(v[4 * i]);
+        w.bytes(INTERVAL_KEYS.commaDays);
+        w.integer(v[4 * i + 1]);
+        w.bytes(INTERVAL_KEYS.commaNanoseconds);
+        writeInteger(w, nanos(i));
+        close(w);
+      };
+    }
+  }
+}
+
+function dictionaryWriter(field: Field, data: Data): JsonWriter {
+  const valueField = childField(field, data, -1);
+  const dictionary = dictionaryLocator(data);
+  const writers = dictionary.chunks.map((chunk) => jsonWriter(valueField, chunk));
+  return (w, i) => {
+    const c = dictionary.chunkOf(i);
+    writers[c](w, dictionary.indexIn(c, i));
+  };
+}
+
+function writeRange(w: ByteWriter, child: JsonWriter, start: number, end: number): void {
+  w.ensure(1);
+  w.buf[w.pos++] = OPEN_BRACKET;
+  for (let j = start; j < end; j++) {
+    if (j > start) {
+      w.ensure(1);
+      w.buf[w.pos++] = COMMA;
+    }
+    child(w, j);
+  }
+  w.ensure(1);
+  w.buf[w.pos++] = CLOSE_BRACKET;
 }
 
 function int64Writer(values: BigInt64Array | BigUint64Array): JsonWriter {
-  const read = int64Reader(values);
+  const read = int64Numbers(values);
   return (w, i) => {
     const v = read(i);
     if (Number.isSafeInteger(v)) w.integer(v);
     else w.ascii(String(values[i])); // beyond 2^53: the exact digits
   };
+}
+
+function writeInteger(w: ByteWriter, v: StoredInteger): void {
+  if (typeof v === 'number') w.integer(v);
+  else w.ascii(String(v));
+}
+
+/** Appends an ASCII string that needs no escaping, quoted. */
+function writeAsciiString(w: ByteWriter, text: string): void {
+  w.ensure(text.length + 2);
+  w.buf[w.pos++] = QUOTE;
+  w.ascii(text);
+  w.buf[w.pos++] = QUOTE;
+}
+
+function unsupportedZone(field: Field, zone: string): S2SPError {
+  return new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'unknownZone', column: field.name, zone });
 }
 
 /**

@@ -25,14 +25,18 @@ export function* jsonRowBytes(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTE
   // `{"_row_id":` opens a row, `,"name":` precedes every other value.
   const keys = fields.map((f, c) => encoder.encode((c === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
   const width = fields.length;
+  const empty = width === 0 ? encoder.encode('{') : undefined;
   const w = new ByteWriter(Number.isFinite(chunkBytes) ? chunkBytes + 4096 : table.numRows * 16 * Math.max(1, width));
   let first = true;
   for (const batch of table.batches) {
+    // An empty table from arrow-js may hold Vectors where Data belongs; nothing to write anyway.
+    if (batch.numRows === 0) continue;
     const writers: JsonWriter[] = fields.map((f, c) => jsonWriter(f, batch.data.children[c]));
     for (let i = 0; i < batch.numRows; i++) {
       w.ensure(1);
       if (!first) w.buf[w.pos++] = 0x2c; // ','
       first = false;
+      if (empty !== undefined) w.bytes(empty);
       for (let c = 0; c < width; c++) {
         w.bytes(keys[c]);
         writers[c](w, i);

@@ -2,8 +2,9 @@
  * `_row_id` as an Arrow column (protocol/row-id.ts has the contract): Int32,
  * never null, always the first column of a cached body.
  */
-import { Field, Int32, RecordBatch, Schema, Struct, Table, makeData, type Data } from 'apache-arrow';
+import { Field, Int32, RecordBatch, Schema, Struct, Table, Type, makeData, type Data, type Int } from 'apache-arrow';
 import { ROW_ID } from '../protocol/row-id.js';
+import { assertCarriableSchema } from './carriable-types.js';
 import { decodeDictionaries } from './decode-dictionaries.js';
 
 /** The Arrow field of the row identifier: Int32, never null. */
@@ -21,8 +22,12 @@ export function rowIdData(start: number, length: number): Data<Int32> {
  * columns decoded (decode-dictionaries.ts). An existing `_row_id` column is
  * replaced: ids are positions, never user data. Other column buffers are
  * shared, not copied.
+ *
+ * @throws S2SPError `S2SP_ERR_TABLE_UNSUPPORTED_TYPE` for a column no body can
+ *   carry exactly (carriable-types.ts)
  */
 export function withRowIds(input: Table): Table {
+  assertCarriableSchema(input.schema);
   const table = decodeDictionaries(input);
   const schema = bodySchemaOf(table.schema);
   const batches: RecordBatch[] = [];
@@ -53,8 +58,10 @@ export function batchWithRowIds(batch: RecordBatch, bodySchema: Schema, start: n
   return new RecordBatch(bodySchema, data);
 }
 
-/** True when `table` starts with an Int32 `_row_id` column. */
+/** True when `table` starts with an Int32 `_row_id` column (also as read from IPC, whose type is a plain Int). */
 export function hasRowIds(table: Table): boolean {
   const first = table.schema.fields[0];
-  return first !== undefined && first.name === ROW_ID && first.type instanceof Int32;
+  if (first === undefined || first.name !== ROW_ID || first.type.typeId !== Type.Int) return false;
+  const int = first.type as Int;
+  return int.bitWidth === 32 && int.isSigned;
 }

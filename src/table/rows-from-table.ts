@@ -18,6 +18,8 @@ export function rowsFromTable(table: Table): Row[] {
   const out: Row[] = new Array(table.numRows);
   let r = 0;
   for (const batch of table.batches) {
+    // An empty table from arrow-js may hold Vectors where Data belongs; nothing to read anyway.
+    if (batch.numRows === 0) continue;
     const readers: ValueReader[] = fields.map((f, c) => valueReader(f, batch.data.children[c]));
     for (let i = 0; i < batch.numRows; i++) {
       const row: Row = {};

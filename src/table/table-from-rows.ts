@@ -14,6 +14,7 @@ import {
   Int32,
   Int64,
   Null,
+  Uint64,
   RecordBatch,
   Schema,
   Struct,
@@ -25,6 +26,7 @@ import {
 import type { DataProps } from 'apache-arrow/data';
 import { S2SPError } from '../errors.js';
 import { ColumnKind, ColumnObserver } from './column-kind.js';
+import { stringifyJsonExact } from './exact-json.js';
 import { jsonField } from './json-column.js';
 import { ROW_ID_FIELD, rowIdData } from './row-id.js';
 import { ROW_ID } from '../protocol/row-id.js';
@@ -42,6 +44,11 @@ export interface TableFromRowsOptions {
    * carry an integer `_row_id`, which is kept (rows fetched from a body).
    */
   preserveRowIds?: boolean;
+  /**
+   * Columns whose source text wrote floats (`2.0`, see `parseJsonExact`'s
+   * `onWholeFloat`): whole numbers there are Float64, not integers.
+   */
+  floatColumns?: ReadonlySet<string>;
 }
 
 /**
@@ -53,7 +60,7 @@ export interface TableFromRowsOptions {
  *   or, with `preserveRowIds`, lacks an integer `_row_id`
  */
 export function tableFromRows(rows: readonly unknown[], options: TableFromRowsOptions = {}): Table {
-  const observers = observeColumns(rows);
+  const observers = observeColumns(rows, options.floatColumns);
   const n = rows.length;
   const fields: Field[] = [ROW_ID_FIELD];
   const children: Data[] = [options.preserveRowIds ? rowIdsFromRows(rows as readonly Row[]) : rowIdData(0, n)];
@@ -67,19 +74,19 @@ export function tableFromRows(rows: readonly unknown[], options: TableFromRowsOp
   return new Table(schema, [new RecordBatch(schema, data)]);
 }
 
-function observeColumns(rows: readonly unknown[]): ColumnObserver[] {
+function observeColumns(rows: readonly unknown[], floatColumns: ReadonlySet<string> | undefined): ColumnObserver[] {
   const byName = new Map<string, ColumnObserver>();
   const ordered: ColumnObserver[] = [];
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-      throw new S2SPError('S2SP_ERR_TABLE_INVALID', `row ${r} is not a JSON object`);
+      throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'rowNotObject', index: r });
     }
     for (const key in row) {
       if (key === ROW_ID) continue;
       let observer = byName.get(key);
       if (observer === undefined) {
-        observer = new ColumnObserver(key);
+        observer = new ColumnObserver(key, floatColumns?.has(key));
         byName.set(key, observer);
         ordered.push(observer);
       }
@@ -94,7 +101,7 @@ function rowIdsFromRows(rows: readonly Row[]): Data<Int32> {
   for (let i = 0; i < rows.length; i++) {
     const id = rows[i][ROW_ID];
     if (typeof id !== 'number' || (id | 0) !== id || id < 0) {
-      throw new S2SPError('S2SP_ERR_TABLE_INVALID', `row ${i} has no integer ${ROW_ID}`);
+      throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'rowNoRowId', index: i });
     }
     ids[i] = id;
   }
@@ -141,18 +148,10 @@ function buildColumn(rows: readonly Row[], observer: ColumnObserver): BuiltColum
       return numeric(rows, name, cell, nullCount, new Int32(), new Int32Array(n));
     case ColumnKind.Float64:
       return numeric(rows, name, cell, nullCount, new Float64(), new Float64Array(n));
-    case ColumnKind.Int64: {
-      const values = new BigInt64Array(n);
-      const validity = nullCount > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
-      for (let i = 0; i < n; i++) {
-        const v = cell(rows[i]);
-        if (v === null || v === undefined) continue;
-        if (validity) validity[i >> 3] |= 1 << (i & 7);
-        values[i] = BigInt(v as number);
-      }
-      const type = new Int64();
-      return { field: new Field(name, type, true), data: makeData({ type, length: n, nullCount, nullBitmap: validity, data: values }) };
-    }
+    case ColumnKind.Int64:
+      return int64(rows, name, cell, nullCount, new Int64(), new BigInt64Array(n));
+    case ColumnKind.UInt64:
+      return int64(rows, name, cell, nullCount, new Uint64(), new BigUint64Array(n));
     case ColumnKind.Utf8:
       return { field: new Field(name, new Utf8(), true), data: utf8(rows, name, cell, nullCount, observer, false) };
     case ColumnKind.Json:
@@ -181,6 +180,31 @@ function numeric(
   return { field: new Field(name, type, true), data };
 }
 
+/** Int64 or UInt64 from integers given as numbers or bigints. */
+function int64(
+  rows: readonly Row[],
+  name: string,
+  cell: (row: Row) => unknown,
+  nullCount: number,
+  type: Int64 | Uint64,
+  values: BigInt64Array | BigUint64Array,
+): BuiltColumn {
+  const n = rows.length;
+  const validity = nullCount > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
+  for (let i = 0; i < n; i++) {
+    const v = cell(rows[i]);
+    if (v === null || v === undefined) continue;
+    if (validity) validity[i >> 3] |= 1 << (i & 7);
+    values[i] = BigInt(v as number | bigint);
+  }
+  const common = { length: n, nullCount, nullBitmap: validity };
+  const data: Data =
+    type instanceof Uint64
+      ? makeData({ ...common, type, data: values as BigUint64Array })
+      : makeData({ ...common, type: type as Int64, data: values as BigInt64Array });
+  return { field: new Field(name, type, true), data };
+}
+
 /**
  * Writes strings (or, for JSON columns, each value's JSON text) into one UTF-8
  * buffer with Int32 offsets. Buffer#write encodes in C++ without an
@@ -204,12 +228,12 @@ function utf8(
     const v = cell(rows[i]);
     if (v !== null && v !== undefined) {
       if (validity) validity[i >> 3] |= 1 << (i & 7);
-      const text = asJson ? JSON.stringify(v) : (v as string);
+      const text = asJson ? stringifyJsonExact(v) : (v as string);
       const worst = text.length * 3;
       if (buffer.length - end < worst) buffer = grow(buffer, end, worst);
       end += buffer.write(text, end, 'utf8');
       if (end > MAX_UTF8_BYTES) {
-        throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', `column ${JSON.stringify(name)} holds over 2 GiB of text`);
+        throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', { problem: 'column', column: name });
       }
     }
     offsets[i + 1] = end;

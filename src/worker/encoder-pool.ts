@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
+import { integerOption } from '../option-checks.js';
 import type { EncodeTask } from './encode-task.js';
 
 /** Options of {@link createEncoderPool}. */
@@ -22,12 +23,23 @@ export interface EncoderPoolOptions {
   workerData?: unknown;
 }
 
+/** Options of one {@link EncoderPool.run}. */
+export interface RunOptions {
+  /**
+   * Cancels the task while it still waits in the queue (the client it was for
+   * went away): it is dropped and the promise rejects with an AbortError. A
+   * task already running finishes, its result unused: stopping its thread
+   * mid-chunk would cost a new thread more than the rest of the chunk.
+   */
+  signal?: AbortSignal;
+}
+
 /** Encodes chunks in worker threads. */
 export interface EncoderPool {
   /** Number of worker threads. */
   readonly threads: number;
   /** Encodes one chunk in a worker; the bytes arrive transferred, not copied. */
-  run(task: EncodeTask): Promise<Uint8Array>;
+  run(task: EncodeTask, options?: RunOptions): Promise<Uint8Array>;
   /** Stops every worker. */
   close(): Promise<void>;
 }
@@ -39,22 +51,54 @@ function moduleHref(file: string | URL): string {
   return pathToFileURL(file).href;
 }
 
-/** Creates an encoder pool with `threads` workers. */
+/**
+ * Creates an encoder pool with `threads` workers.
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for a thread count or idle timeout that is not a positive integer
+ */
 export function createEncoderPool(options: EncoderPoolOptions = {}): EncoderPool {
-  const threads = options.threads ?? Math.min(4, availableParallelism());
-  if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
+  const threads = integerOption(options.threads, 'threads', 1) ?? Math.min(4, availableParallelism());
   const piscina = new Piscina<EncodeTask, Uint8Array>({
     filename: options.workerFile === undefined ? WORKER_FILE : moduleHref(options.workerFile),
     workerData: options.workerData,
     minThreads: 0,
     maxThreads: threads,
-    idleTimeout: options.idleTimeoutMs ?? 30_000,
+    idleTimeout: integerOption(options.idleTimeoutMs, 'idleTimeoutMs', 1) ?? 30_000,
   });
+  // Tasks handed to piscina and not settled yet, in the order they were handed
+  // over. piscina starts tasks in that order, one per thread, so a task with at
+  // least `threads` unsettled tasks ahead of it cannot have started: aborting
+  // it only takes it off the queue. (piscina's abort of a running task would
+  // stop its thread instead.)
+  const unsettled = new Set<AbortController>();
+  const queued = (controller: AbortController): boolean => {
+    let ahead = 0;
+    for (const other of unsettled) {
+      if (other === controller) return ahead >= threads;
+      ahead++;
+    }
+    return false;
+  };
+  const run = async (task: EncodeTask, runOptions: RunOptions = {}): Promise<Uint8Array> => {
+    const { signal } = runOptions;
+    signal?.throwIfAborted();
+    const controller = new AbortController();
+    const onAbort = () => {
+      if (queued(controller)) controller.abort(signal?.reason);
+    };
+    unsettled.add(controller);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await piscina.run(task, { signal: controller.signal });
+    } finally {
+      unsettled.delete(controller);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  };
   let closed = false;
   return {
     threads,
     // piscina would quietly start a new worker after destroy(); a closed pool refuses instead.
-    run: (task) => (closed ? Promise.reject(new Error('the encoder pool is closed')) : piscina.run(task)),
+    run: (task, runOptions) => (closed ? Promise.reject(new Error('the encoder pool is closed')) : run(task, runOptions)),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -126,3 +126,17 @@ test('round trip: the result the LLM sees feeds a consumer call that gets the bo
   assert.equal(args?.abstract_data, '[{"_row_id":1,"event":"Flood"}]');
   assert.deepEqual(JSON.parse(args?.body_data as string), ENVELOPE.body);
 });
+
+test('a sync body with integers beyond 2^53 reaches the consumer call with every digit', () => {
+  const dispatcher = new S2SPDispatcher();
+  // As the resource tool writes it: exact digits, which JSON.parse would round.
+  const text =
+    '{"total_rows":1,"columns":["id","big"],"abstract_domains":["id"],"body_domains":["big"],' +
+    '"abstract":[{"_row_id":0,"id":9007199254740993}],"body":[{"_row_id":0,"big":18446744073709551615}]}';
+  const out = dispatcher.afterToolResult({ content: [{ type: 'text', text }] });
+  const shown = (out.content[0] as { text: string }).text;
+  assert.ok(shown.includes('"abstract":[{"_row_id":0,"id":9007199254740993}]'), shown);
+  const handle = /"resource_url":"(ddi:\/\/[^"]+)"/.exec(shown)![1];
+  const delivered = dispatcher.beforeToolCall({ abstract_data: '[{"_row_id":0}]', resource_url: handle });
+  assert.equal(delivered?.body_data, '[{"_row_id":0,"big":18446744073709551615}]');
+});

@@ -18,9 +18,9 @@ import { expectConsumed } from '../support/expect-consumed.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
-function run(args: string[], timeoutMs = 90_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(args: string[], timeoutMs = 90_000, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -141,6 +141,25 @@ test('serve reads a JSON file given as FILE', async (t) => {
   assert.deepEqual(JSON.parse((plain.content[0] as { text: string }).text), [{ a: 1, b: 'x' }, { a: 2, b: 'y' }]);
 });
 
+test('serve file.json keeps int64 digits beyond 2^53 and whole floats as floats, in the abstract and the body', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 's2sp-cli-'));
+  const file = join(dir, 'ids.json');
+  writeFileSync(file, '[{"id": 9007199254740993, "price": 2.0, "n": 1}, {"id": 18446744073709551615, "price": 3.5, "n": 2}]');
+  const client = new Client({ name: 'cli-test', version: '0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', file, '--tool', 'ids'], stderr: 'ignore' }));
+  t.after(() => client.close());
+  const result = (await client.callTool({ name: 'ids', arguments: { abstract_domains: 'id,price' } })) as CallToolResult;
+  const text = (result.content[0] as { text: string }).text;
+  assert.ok(text.includes('"abstract":[{"_row_id":0,"id":9007199254740993,"price":2.0},{"_row_id":1,"id":18446744073709551615,"price":3.5}]'), text);
+  const url = /"resource_url":"([^"]+)"/.exec(text)![1];
+  const body = await (await post(url, '{"columns":["id","price","n"]}')).text();
+  assert.equal(
+    body,
+    '{"body":[{"_row_id":0,"id":9007199254740993,"price":2.0,"n":1},{"_row_id":1,"id":18446744073709551615,"price":3.5,"n":2}],' +
+      '"total_rows":2,"columns_returned":["_row_id","id","price","n"]}',
+  );
+});
+
 const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
   ['unknown command', ['frobnicate'], 2, /unknown command/],
   ['bad transport', ['serve', '--transport', 'carrier-pigeon'], 2, /--transport must be one of/],
@@ -149,6 +168,8 @@ const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
   ['unknown flag', ['serve', '--nope'], 2, /Unknown option/],
   ['bad mode', ['demo', '--mode', 'later'], 2, /--mode must be one of/],
   ['missing file', ['serve', '/nonexistent/table.json'], 1, /S2SP_ERR_INPUT_UNREADABLE/],
+  ['bad store', ['serve', '--store', 'postgres://db'], 2, /--store \(or S2SP_STORE\): a store is "memory" or a redis:\/\/ or rediss:\/\/ URL/],
+  ['bad lease timeout', ['serve', '--lease-timeout', '0'], 2, /--lease-timeout must be a positive number of seconds/],
 ];
 
 for (const [label, args, exitCode, message] of CLI_ERRORS) {
@@ -158,3 +179,9 @@ for (const [label, args, exitCode, message] of CLI_ERRORS) {
     assert.match(stderr, message);
   });
 }
+
+test('cli error: S2SP_STORE names the store when --store is absent', async () => {
+  const { code, stderr } = await run(['serve'], 20_000, { ...process.env, S2SP_STORE: 'mongodb://x' });
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /--store \(or S2SP_STORE\)/);
+});

@@ -189,6 +189,21 @@ test('a handler returning something that is not a table is a tool error', async 
   assert.equal(result._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_TABLE_INVALID');
 });
 
+test('a tool that returns the same Table on every call stores it once: 40 calls hold one body', async (t) => {
+  const server = new S2SPServer({ name: 'test' });
+  const table = tableFromArrays({ id: Int32Array.from({ length: 50_000 }, (_, i) => i), v: Float64Array.from({ length: 50_000 }, (_, i) => i / 3) });
+  server.resourceTool('same', { description: 'one table' }, () => table);
+  await server.listen();
+  const client = await connectInMemory(server, t);
+  const urls = new Set<string>();
+  for (let i = 0; i < 40; i++) urls.add(JSON.parse(text(await call(client, 'same', { abstract_domains: 'v' }))).resource_url);
+  assert.equal(urls.size, 40, 'a token per call');
+  const stats = await server.store.stats();
+  assert.equal(stats.entries, 40);
+  assert.equal(stats.bodies, 1);
+  assert.ok(stats.bytes < 50_000 * 16 * 1.1, `one body's bytes, not 40: ${stats.bytes}`);
+});
+
 /** A stream of `batches` batches of `per` rows (x = row number, label text), counting what was pulled and whether it was closed. */
 function batchSource(batches: number, per: number) {
   const state = { pulled: 0, closed: false };

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { Binary, Int32, Table, Utf8, tableFromIPC, vectorFromArray, type RecordBatch } from 'apache-arrow';
+import { Binary, BinaryView, Decimal, Int32, Table, Utf8, Utf8View, makeData, makeVector, tableFromIPC, vectorFromArray, type RecordBatch } from 'apache-arrow';
 import { CompressionType } from 'apache-arrow/fb/compression-type';
 import { concatParts, partsLength, recordBatchMessage, schemaMessage, type BufferCompressor } from '../../src/ipc/message-writer.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
@@ -139,7 +139,8 @@ test('regression: arrow-js 21.1-21.2 wrote the compressed length in the LZ4 buff
   const codec = lz4Codec();
   const n = 4096;
   // Highly compressible buffers (a repeated string, a constant Int32 column),
-  // and one that cannot compress (random bytes), which must be stored raw (-1).
+  // and one that cannot compress (random bytes), which is still an LZ4 frame
+  // (never stored raw with a -1 prefix: see the next test).
   const table = new Table({
     _row_id: vectorFromArray(Array.from({ length: n }, (_, i) => i), new Int32()),
     same: vectorFromArray(Array.from({ length: n }, () => 7), new Int32()),
@@ -153,8 +154,8 @@ test('regression: arrow-js 21.1-21.2 wrote the compressed length in the LZ4 buff
   assert.equal(regions.length, plainBuffers.length);
 
   let compressedCount = 0;
-  let rawCount = 0;
   let bigWin = false;
+  let noWin = false;
   regions.forEach((region, k) => {
     // arrow-js's own (uncompressed) regions may include the padding to 8 bytes.
     const plain = plainBuffers[k];
@@ -166,19 +167,56 @@ test('regression: arrow-js 21.1-21.2 wrote the compressed length in the LZ4 buff
     const view = new DataView(compressedMessage.bytes.buffer, compressedMessage.bytes.byteOffset + at, region.length);
     const prefix = view.getBigInt64(0, true);
     const payload = compressedMessage.bytes.subarray(at + 8, at + region.length);
-    const raw = prefix === -1n ? payload : new Uint8Array(codec.decompressFrame(payload));
+    assert.notEqual(prefix, -1n, `buffer ${k}: framed, not stored raw`);
+    const raw = new Uint8Array(codec.decompressFrame(payload));
     assert.deepEqual(raw, plain.subarray(0, raw.byteLength), `buffer ${k}: the bytes of the uncompressed message`);
     assert.ok(plain.byteLength - raw.byteLength < 8 && plain.subarray(raw.byteLength).every((b) => b === 0), `buffer ${k}: all of them`);
-    if (prefix === -1n) {
-      rawCount++;
-      return;
-    }
     compressedCount++;
+    if (payload.byteLength >= raw.byteLength) noWin = true;
     assert.equal(prefix, BigInt(raw.byteLength), `buffer ${k}: the prefix is the uncompressed length`);
     assert.notEqual(prefix, BigInt(payload.byteLength), `buffer ${k}: not the compressed length`);
     if (raw.byteLength >= 4096 && payload.byteLength * 4 < raw.byteLength) bigWin = true;
   });
-  assert.ok(compressedCount >= 3, `${compressedCount} compressed buffers`);
-  assert.ok(rawCount >= 1, 'the random buffer is stored raw');
+  assert.ok(compressedCount >= 4, `${compressedCount} compressed buffers`);
+  assert.ok(noWin, 'the random buffer did not shrink, and is framed all the same');
   assert.ok(bigWin, 'a highly compressible buffer shrank well (its two lengths differ a lot)');
+});
+
+test('regression: an LZ4 body with a small Decimal128 column made polars panic (its raw-stored buffer read 8 bytes off 16-byte alignment)', NEEDS_LZ4, async (t) => {
+  let pl: typeof import('nodejs-polars').default;
+  try {
+    pl = (await import('nodejs-polars')).default;
+  } catch {
+    t.skip('nodejs-polars does not load on this platform');
+    return;
+  }
+  // One row: every buffer is too small to compress, which is what used to be stored raw.
+  const words = Uint32Array.of(12345, 0, 0, 0, 7, 0, 0, 0);
+  const decimal = makeData({ type: new Decimal(2, 38, 128), length: 2, nullCount: 0, data: words });
+  const table = new Table({ name: vectorFromArray(['a', 'b'], new Utf8()), d: makeVector(decimal) });
+  for (let start = 0; start < 2; start++) {
+    const part = table.slice(start, start + 1);
+    const bytes = streamOf(part, part.batches, lz4Codec().compressFrame);
+    const frame = pl.readIPCStream(Buffer.from(bytes));
+    assert.equal(frame.height, 1);
+    assert.equal(String(frame.getColumn('d').cast(pl.Utf8).toArray()[0]), start === 0 ? '123.45' : '0.07');
+  }
+});
+
+test('regression: arrow-js 21.2 cut a sliced Utf8View or BinaryView column\'s views twice (an empty view buffer)', () => {
+  const text = ['short', 'a string longer than twelve bytes', '', null, 'x'];
+  const table = new Table({
+    s: vectorFromArray(text, new Utf8View()),
+    b: vectorFromArray(text.map((v) => (v === null ? null : new TextEncoder().encode(v))), new BinaryView()),
+  });
+  for (let start = 0; start < text.length; start++) {
+    const part = table.slice(start, text.length);
+    const back = tableFromIPC(streamOf(part, part.batches));
+    assert.deepEqual(back.getChild('s')!.toArray(), text.slice(start), `from row ${start}`);
+    assert.deepEqual(
+      Array.from(back.getChild('b')!, (v: Uint8Array | null) => (v === null ? null : new TextDecoder().decode(v))),
+      text.slice(start),
+      `from row ${start}`,
+    );
+  }
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RecordBatchReader, Table, tableFromArrays, tableToIPC, type RecordBatch } from 'apache-arrow';
+import { RecordBatchReader, Table, TimeUnit, Timestamp, tableFromArrays, tableToIPC, vectorFromArray, type RecordBatch } from 'apache-arrow';
 import { openBodyBatches, tableFromBatchStream } from '../../src/table/batch-stream.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { codeOf } from '../support/code-of.js';
@@ -68,4 +68,18 @@ test('close() stops the source, before or during the iteration', async () => {
     break;
   }
   assert.equal(closed, 2, 'leaving the loop early closes the source');
+});
+
+test('a streamed column no body can carry exactly is refused before any batch is cached, and the source is closed', async () => {
+  const zoned = new Table({ when: vectorFromArray([0, 1000], new Timestamp(TimeUnit.MILLISECOND, 'Mars/Olympus_Mons')) });
+  let closed = false;
+  async function* source(): AsyncGenerator<RecordBatch> {
+    try {
+      yield* zoned.batches;
+    } finally {
+      closed = true;
+    }
+  }
+  assert.equal(await codeOf(openBodyBatches(source())), 'S2SP_ERR_TABLE_UNSUPPORTED_TYPE');
+  assert.equal(closed, true);
 });

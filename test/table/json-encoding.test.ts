@@ -51,22 +51,32 @@ test('an empty table encodes an empty body', () => {
   assert.deepEqual(doc, { body: [], total_rows: 0, columns_returned: ['_row_id'] });
 });
 
-test('NaN and Infinity in a Float64 column come out as null', () => {
-  const table = withRowIds(tableFromArrays({ x: Float64Array.from([1.5, NaN, Infinity, -Infinity, -0]) }));
+test('NaN and the infinities in a Float64 column come out as the strings "NaN", "Infinity", "-Infinity"; -0 as -0.0', () => {
+  const table = withRowIds(tableFromArrays({ x: Float64Array.from([1.5, NaN, Infinity, -Infinity, -0, 2]) }));
+  const text = [...jsonBodyChunks(table)].join('');
+  assert.ok(text.includes('"x":1.5},{"_row_id":1,"x":"NaN"},{"_row_id":2,"x":"Infinity"},{"_row_id":3,"x":"-Infinity"},{"_row_id":4,"x":-0.0},{"_row_id":5,"x":2.0}'), text);
   const { doc } = documentOf(table);
   assert.deepEqual(
     doc.body.map((r: { x: unknown }) => r.x),
-    [1.5, null, null, null, 0],
+    [1.5, 'NaN', 'Infinity', '-Infinity', -0, 2],
   );
 });
 
-test('NaN and Infinity in rows come out as null too', () => {
+test('NaN and Infinity in rows land in a Float64 column, so they come out as strings too', () => {
   const { doc } = documentOf(tableFromRows([{ x: NaN }, { x: Infinity }, { x: 2.5 }]));
   assert.deepEqual(doc.body, [
-    { _row_id: 0, x: null },
-    { _row_id: 1, x: null },
+    { _row_id: 0, x: 'NaN' },
+    { _row_id: 1, x: 'Infinity' },
     { _row_id: 2, x: 2.5 },
   ]);
+});
+
+test('a whole-number float keeps its fraction (Python reads 2.0 as float, 2 as int)', () => {
+  const table = withRowIds(tableFromArrays({ f: Float64Array.from([2, -3, 1e20, 1e21, 0.5]), f32: Float32Array.from([2, 0.5, 0, 0, 0]) }));
+  const text = [...jsonBodyChunks(table)].join('');
+  for (const fragment of ['"f":2.0,"f32":2.0', '"f":-3.0,"f32":0.5', '"f":100000000000000000000.0,', '"f":1e+21,', '"f":0.5,"f32":0.0']) {
+    assert.ok(text.includes(fragment), `${fragment} in ${text}`);
+  }
 });
 
 test('strings with quotes, backslashes, control characters and unicode are escaped', () => {

@@ -6,6 +6,7 @@ import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { jsonBodyChunks } from '../../src/table/json-encoding.js';
 import { isJsonField } from '../../src/table/json-column.js';
+import { parseJsonExact } from '../../src/table/exact-json.js';
 
 type Row = Record<string, unknown>;
 
@@ -32,9 +33,9 @@ function kinds(table: Table): Record<string, string> {
   return Object.fromEntries(table.schema.fields.map((f) => [f.name, kindOf(f)]));
 }
 
-/** The JSON document the data plane would send for `table`. */
+/** The JSON document the data plane would send for `table`, read exactly (int64 beyond 2^53 as bigints). */
 function wireDocument(table: Table, chunkChars?: number): { body: Row[]; total_rows: number; columns_returned: string[] } {
-  return JSON.parse([...jsonBodyChunks(table, chunkChars)].join(''));
+  return parseJsonExact([...jsonBodyChunks(table, chunkChars)].join('')) as { body: Row[]; total_rows: number; columns_returned: string[] };
 }
 
 function ipcRoundTrip(table: Table): Table {
@@ -211,40 +212,96 @@ function oracle(rows: Row[]): { columns: string[]; rows: Row[] } {
   return { columns, rows: expected };
 }
 
-/** The wire is JSON: NaN/Infinity become null and -0 becomes 0. */
-function viaJson<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value));
-}
-
-/** rowsFromTable gives JS numbers; only -0 differs from the JSON form (NaN/Infinity already read as null). */
-function negativeZeroToZero(rows: Row[]): Row[] {
-  for (const row of rows) for (const k of Object.keys(row)) if (Object.is(row[k], -0)) row[k] = 0;
-  return rows;
+/**
+ * The oracle's rows as the JSON encoding writes them (README, "JSON encoding
+ * of Arrow types"): a Float64 column keeps -0 and spells NaN and the
+ * infinities as strings; a JSON-text column holds each value as
+ * `JSON.stringify` would write it (NaN and the infinities null), except that
+ * -0 stays -0; other columns hold the values themselves.
+ */
+function asEncoded(rows: Row[], columnKinds: Record<string, string>): Row[] {
+  const NEGATIVE_ZERO = '\u0000-0';
+  const viaJson = (v: unknown): unknown =>
+    JSON.parse(JSON.stringify(v, (_k, x: unknown) => (Object.is(x, -0) ? NEGATIVE_ZERO : x)), (_k, x: unknown) => (x === NEGATIVE_ZERO ? -0 : x));
+  return rows.map((row) => {
+    const out: Row = {};
+    for (const key of Object.keys(row)) {
+      const v = row[key];
+      let encoded = v;
+      if (v !== null && columnKinds[key] === 'json') encoded = viaJson(v);
+      if (typeof v === 'number' && columnKinds[key] === 'float64' && !Number.isFinite(v)) encoded = Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+      setOwn(out, key, encoded);
+    }
+    return out;
+  });
 }
 
 test('property: rowsFromTable, the JSON body and an IPC round trip all give the rows back', () => {
   fc.assert(
     fc.property(rowsArbitrary, fc.integer({ min: 1, max: 300 }), (rows, chunkChars) => {
       const { columns, rows: oracleRows } = oracle(rows);
-      const expected = viaJson(oracleRows);
       const table = tableFromRows(rows);
       assert.deepStrictEqual(table.schema.fields.map((f) => f.name), columns);
+      const expected = asEncoded(oracleRows, kinds(table));
 
-      assert.deepStrictEqual(negativeZeroToZero(rowsFromTable(table)), expected);
+      assert.deepStrictEqual(rowsFromTable(table), expected);
       const doc = wireDocument(table, chunkChars);
       assert.deepStrictEqual(doc.body, expected);
       assert.equal(doc.total_rows, rows.length);
       assert.deepStrictEqual(doc.columns_returned, columns);
 
       const copy = ipcRoundTrip(table);
-      assert.deepStrictEqual(negativeZeroToZero(rowsFromTable(copy)), expected);
+      assert.deepStrictEqual(rowsFromTable(copy), expected);
       assert.deepStrictEqual(wireDocument(copy, chunkChars).body, expected);
     }),
     { numRuns: 300 },
   );
 });
 
-test('a bigint or function cell is S2SP_ERR_TABLE_INVALID naming the column', () => {
-  assert.throws(() => tableFromRows([{ a: 1n }]), (error: Error & { code: string }) => error.code === 'S2SP_ERR_TABLE_INVALID' && /"a"/.test(error.message));
-  assert.throws(() => tableFromRows([{ f: () => 1 }]), { code: 'S2SP_ERR_TABLE_INVALID' });
+test('a function or symbol cell is S2SP_ERR_TABLE_INVALID naming the column', () => {
+  assert.throws(() => tableFromRows([{ f: () => 1 }]), (error: Error & { code: string }) => error.code === 'S2SP_ERR_TABLE_INVALID' && /"f"/.test(error.message));
+  assert.throws(() => tableFromRows([{ s: Symbol('x') }]), { code: 'S2SP_ERR_TABLE_INVALID' });
+});
+
+test('bigints (what exact JSON readers give for integers beyond 2^53) keep every digit', () => {
+  const rows: Row[] = [
+    { i64: 9007199254740993n, u64: 18446744073709551615n, huge: 2n ** 70n, mixed: 1, withFloat: 0.5, small: 3n },
+    { i64: -(2n ** 63n), u64: 0, huge: 1, mixed: -9007199254740993n, withFloat: 9007199254740993n, small: null },
+    { i64: 5, u64: 2n ** 63n, huge: null, mixed: null, withFloat: null, small: 4n },
+  ];
+  const table = tableFromRows(rows);
+  assert.deepEqual(kinds(table), { _row_id: 'int32', i64: 'int64', u64: 'int64', huge: 'json', mixed: 'int64', withFloat: 'json', small: 'int64' });
+  assert.equal(table.schema.fields[2].type.typeId, Type.Int);
+  assert.equal((table.schema.fields[2].type as Int).isSigned, false, 'u64 is UInt64');
+  const expected = [
+    { _row_id: 0, i64: 9007199254740993n, u64: 18446744073709551615n, huge: 1180591620717411303424n, mixed: 1, withFloat: 0.5, small: 3 },
+    { _row_id: 1, i64: -9223372036854775808n, u64: 0, huge: 1, mixed: -9007199254740993n, withFloat: 9007199254740993n, small: null },
+    { _row_id: 2, i64: 5, u64: 9223372036854775808n, huge: null, mixed: null, withFloat: null, small: 4 },
+  ];
+  assert.deepStrictEqual(rowsFromTable(table), expected);
+  const text = [...jsonBodyChunks(table)].join('');
+  assert.ok(text.includes('"i64":9007199254740993,"u64":18446744073709551615,"huge":1180591620717411303424'), text);
+  assert.deepStrictEqual(wireDocument(table).body, expected);
+  assert.deepStrictEqual(rowsFromTable(ipcRoundTrip(table)), expected);
+});
+
+test('a uint64 column with a negative value, or a bigint beside a float, is JSON text: nothing rounds', () => {
+  const t = tableFromRows([{ a: 2n ** 64n - 1n, b: 1.5 }, { a: -1, b: 2n ** 60n + 1n }]);
+  assert.deepEqual(kinds(t), { _row_id: 'int32', a: 'json', b: 'json' });
+  assert.deepStrictEqual(rowsFromTable(t), [
+    { _row_id: 0, a: 18446744073709551615n, b: 1.5 },
+    { _row_id: 1, a: -1, b: 1152921504606846977n },
+  ]);
+});
+
+test('floatColumns: whole numbers the source wrote as floats (2.0) stay Float64; -0 alone makes a float', () => {
+  const rows: Row[] = [{ a: 2, b: 2, c: -0 }, { a: 3, b: 3, c: 1 }];
+  const t = tableFromRows(rows, { floatColumns: new Set(['a']) });
+  assert.deepEqual(kinds(t), { _row_id: 'int32', a: 'float64', b: 'int32', c: 'float64' });
+  const text = [...jsonBodyChunks(t)].join('');
+  assert.ok(text.includes('{"_row_id":0,"a":2.0,"b":2,"c":-0.0}'), text);
+  assert.deepStrictEqual(rowsFromTable(t), [
+    { _row_id: 0, a: 2, b: 2, c: -0 },
+    { _row_id: 1, a: 3, b: 3, c: 1 },
+  ]);
 });

@@ -112,9 +112,12 @@ test('a task that fails in the worker rejects run(), and the pool keeps working'
   assert.deepEqual(await pool.run(task), mainThread(task));
 });
 
-test('invalid thread counts throw a RangeError', () => {
+test('invalid thread counts and idle timeouts are S2SP_ERR_OPTION_INVALID', () => {
   for (const threads of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
-    assert.throws(() => createEncoderPool({ threads }), RangeError, `threads ${threads}`);
+    assert.throws(() => createEncoderPool({ threads }), { code: 'S2SP_ERR_OPTION_INVALID' }, `threads ${threads}`);
+  }
+  for (const idleTimeoutMs of [0, -5, 0.5]) {
+    assert.throws(() => createEncoderPool({ idleTimeoutMs }), { code: 'S2SP_ERR_OPTION_INVALID' }, `idleTimeoutMs ${idleTimeoutMs}`);
   }
 });
 
@@ -148,4 +151,27 @@ test('close() stops the workers: a task in flight rejects, and close() resolves'
 
 test('close() of a pool that never ran a task resolves', async () => {
   await createEncoderPool({ threads: 2 }).close();
+});
+
+test('an aborted signal drops queued tasks and lets a running one finish (its thread is not stopped)', async (t) => {
+  const gatedWorker = new URL('../support/gated-worker.js', import.meta.url);
+  const slots = new Int32Array(new SharedArrayBuffer(8));
+  const pool = createEncoderPool({ threads: 1, workerFile: gatedWorker, workerData: slots.buffer });
+  t.after(() => pool.close());
+  const b = body(10);
+  const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns: null, chunk: { start: 0, end: 10 }, format: { kind: 'json' } };
+  const hangUp = new AbortController();
+  const running = pool.run(task, { signal: hangUp.signal });
+  const queued = [pool.run(task, { signal: hangUp.signal }), pool.run(task, { signal: hangUp.signal })];
+  const other = pool.run(task); // another client's task, behind them in the queue
+  for (let i = 0; Atomics.load(slots, 1) === 0 && i < 1000; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(Atomics.load(slots, 1), 1, 'the first task started');
+  hangUp.abort();
+  for (const dropped of queued) await assert.rejects(dropped, { name: 'AbortError' });
+  await assert.rejects(pool.run(task, { signal: hangUp.signal }), { name: 'AbortError' }, 'a task for a gone client is not queued');
+  Atomics.store(slots, 0, 1);
+  Atomics.notify(slots, 0);
+  assert.deepEqual(await running, mainThread(task), 'the running task finished on its thread');
+  assert.deepEqual(await other, mainThread(task));
+  assert.equal(Atomics.load(slots, 1), 2, 'the dropped tasks never reached the worker');
 });

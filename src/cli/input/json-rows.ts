@@ -3,17 +3,30 @@
  * each) and a GeoJSON FeatureCollection (one row per feature, geojson.ts).
  * Anything else is refused with a message that says which shape was found,
  * since "not a table" alone does not help someone fix their file.
+ *
+ * Numbers are read exactly (exact-json.ts), as Python's `json` reads them: an
+ * integer beyond 2^53 stays exact (an Int64 column), and a column written
+ * with whole-valued floats (`2.0`) is reported in `floatColumns` so it stays
+ * Float64. `NaN` and `Infinity`, which Python writes bare, are read too.
  */
-import { S2SPError } from '../../errors.js';
+import { S2SPError, type ErrorParams } from '../../errors.js';
 import type { Row } from '../../table/rows-from-table.js';
-import { isFeatureCollection, rowsFromFeatureCollection } from './geojson.js';
+import { parseJsonExact } from '../../table/exact-json.js';
+import { FEATURE_COLUMNS, SHADOWED_PROPERTY_PREFIX, isFeatureCollection, rowsFromFeatureCollection } from './geojson.js';
 import { TableFileFormat } from './table-file-format.js';
 
 /** Rows read from JSON text, and which of the two JSON shapes they came from. */
 export interface JsonRows {
   rows: Row[];
   format: typeof TableFileFormat.Json | typeof TableFileFormat.GeoJson;
+  /** Columns the file wrote as floats with whole values (`2.0`): Float64, not integers. */
+  floatColumns: Set<string>;
 }
+
+// Where a row's keys sit: [ {row} ] at depth 1; a FeatureCollection's
+// properties at depth 3 (collection, features array, feature, properties).
+const ROW_DEPTH = 1;
+const PROPERTIES_DEPTH = 3;
 
 /**
  * Parses JSON text into rows.
@@ -25,33 +38,41 @@ export interface JsonRows {
  *   that is neither an array of objects nor a FeatureCollection
  */
 export function rowsFromJsonText(text: string, expected: JsonRows['format'] = TableFileFormat.Json): JsonRows {
-  const value = parseJson(text);
-  if (isFeatureCollection(value)) return { rows: rowsFromFeatureCollection(value), format: TableFileFormat.GeoJson };
+  const rowFloats = new Set<string>();
+  const propertyFloats = new Set<string>();
+  const value = parseJson(text, (key, depth) => {
+    if (depth === ROW_DEPTH) rowFloats.add(key);
+    else if (depth === PROPERTIES_DEPTH) propertyFloats.add(key);
+  });
+  if (isFeatureCollection(value)) {
+    const floatColumns = new Set(
+      [...propertyFloats].map((key) => ((FEATURE_COLUMNS as readonly string[]).includes(key) ? SHADOWED_PROPERTY_PREFIX + key : key)),
+    );
+    return { rows: rowsFromFeatureCollection(value), format: TableFileFormat.GeoJson, floatColumns };
+  }
   if (expected === TableFileFormat.GeoJson) {
-    throw unreadable(`expected a GeoJSON FeatureCollection, found ${describe(value)}`);
+    throw unreadable({ problem: 'notFeatureCollection', found: value });
   }
   if (!Array.isArray(value)) {
-    const hint = isFeature(value) ? ' (a single GeoJSON Feature: wrap it in a FeatureCollection)' : '';
-    throw unreadable(`expected an array of objects or a GeoJSON FeatureCollection, found ${describe(value)}${hint}`);
+    throw unreadable({ problem: 'notTable', found: value, singleFeature: isFeature(value) });
   }
   for (let i = 0; i < value.length; i++) {
     const row = value[i];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-      throw unreadable(`element ${i} of the JSON array is ${describe(row)}, not an object`);
+      throw unreadable({ problem: 'elementNotObject', index: i, found: row });
     }
   }
-  return { rows: value as Row[], format: TableFileFormat.Json };
+  return { rows: value as Row[], format: TableFileFormat.Json, floatColumns: rowFloats };
 }
 
-function parseJson(text: string): unknown {
+function parseJson(text: string, onWholeFloat: (key: string, depth: number) => void): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   try {
-    return JSON.parse(body);
+    return parseJsonExact(body, { onWholeFloat });
   } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
+    const reason = err instanceof Error ? err.message : String(err);
     // JSON Lines fails on its second line; say so instead of "unexpected token".
-    const hint = looksLikeJsonLines(body) ? ' (newline-delimited JSON is not supported: use a JSON array)' : '';
-    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', `invalid JSON: ${detail}${hint}`, { cause: err });
+    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'invalidJson', reason, jsonLines: looksLikeJsonLines(body) }, { cause: err });
   }
 }
 
@@ -64,23 +85,6 @@ function isFeature(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'Feature';
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  switch (typeof value) {
-    case 'object':
-      return 'an object';
-    case 'string':
-      return 'a string';
-    case 'number':
-      return 'a number';
-    case 'boolean':
-      return 'a boolean';
-    default:
-      return typeof value;
-  }
-}
-
-function unreadable(what: string): S2SPError {
-  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', what);
+function unreadable(params: ErrorParams<'S2SP_ERR_INPUT_UNREADABLE'>): S2SPError {
+  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', params);
 }

@@ -1,0 +1,405 @@
+/**
+ * A BodyStore on Redis or Valkey, shared by every replica of a resource
+ * server: a token minted on one replica is fetched on any other, exactly once.
+ *
+ * - Single use, leases, TTL and the store-wide byte budget are Lua scripts
+ *   (redis-scripts.ts), atomic on the Redis server across replicas.
+ * - Bodies are content-addressed (SHA-256 of their Arrow IPC stream) and
+ *   stored once in chunks of at most `chunkBytes` under one hash tag; tokens
+ *   point at them, and a body goes with its last token. A Table object put
+ *   again is neither encoded nor hashed again (it is remembered weakly).
+ * - Tokens are stored as their SHA-256: a reader of Redis learns no token.
+ * - Each replica keeps local copies of bodies it put or pulled
+ *   (local-body-cache.ts), so a large transfer pulls its body once.
+ * - Redis unreachable: every call fails fast with
+ *   `S2SP_ERR_STORE_UNAVAILABLE` (no offline queue), the client reconnects by
+ *   itself, and calls succeed again once Redis is back.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { Table } from 'apache-arrow';
+import { createClient, RESP_TYPES, type RedisClientType } from '@redis/client';
+import { S2SPError, isS2SPError } from '../errors.js';
+import { DEFAULT_LEASE_TIMEOUT_MS, type BodyLease, type BodyStore, type PutResult, type StoreStats } from './body-store.js';
+import type { FullGc } from './gc-nudge.js';
+import { LocalBodyCache, type PinnedBody } from './local-body-cache.js';
+import { DEFAULT_MAX_BYTES, DEFAULT_TTL_MS } from './memory-store.js';
+import { ADD_TOKEN, CONSUME, FORGET_BODY, LEASE, RELEASE, RENEW, RESERVE, STATS } from './redis-scripts.js';
+import { SharedMemoryPool } from './shared-memory-pool.js';
+import { ipcPlanOf, writeIpcPlan, type IpcPlan } from '../ipc/shared-body.js';
+import { mintToken } from '../protocol/token.js';
+import { bodyTableOf } from '../table/body-table.js';
+
+/**
+ * Bytes per chunk value: 1 MiB less room for Redis's string header, so each
+ * chunk fills one allocator size class instead of spilling into the next.
+ */
+export const DEFAULT_CHUNK_BYTES = 1024 * 1024 - 64;
+/** Default bytes of local body copies per replica: 512 MiB. */
+export const DEFAULT_LOCAL_MAX_BYTES = 512 * 1024 * 1024;
+/** Default time a Redis command may take before it counts as Redis being unavailable: 5 s. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
+/** Chunk reads in flight while a body is pulled: bounds the transient copies. */
+const PULL_WINDOW = 8;
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /** `redis://[user:pass@]host:port[/db]`, or `rediss://` for TLS. */
+  url: string;
+  /** Time to live of each token in milliseconds (default 600,000). */
+  ttlMs?: number;
+  /** Budget for all bodies in Redis together, across replicas, in bytes (default 1 GiB). */
+  maxBytes?: number;
+  /** Milliseconds a lease lasts without renewal (default 30,000): how long a dead replica holds a token. */
+  leaseTimeoutMs?: number;
+  /** Bytes of local body copies this replica keeps (default 512 MiB). */
+  localMaxBytes?: number;
+  /** Prefix of every key (default `s2sp`); replicas that share bodies use the same one. */
+  keyPrefix?: string;
+  /** Largest chunk value in bytes (default just under 1 MiB). */
+  chunkBytes?: number;
+  /** Milliseconds before a command counts as failed (default 5,000). */
+  commandTimeoutMs?: number;
+  /** Connection errors, for the embedder's log (default: ignored; calls still fail with a code). */
+  onError?: (error: Error) => void;
+  /** A full garbage collection the local copies' buffer pool may ask for (`globalThis.gc` under `--expose-gc`). */
+  fullGc?: FullGc;
+}
+
+/** What this replica knows of a body table it put: where it lives in Redis. */
+interface KnownBody {
+  readonly id: string;
+  readonly byteLength: number;
+  readonly totalRows: number;
+}
+
+type Reply = number | string | Buffer | null | Reply[];
+
+const BUFFERS = { [RESP_TYPES.BLOB_STRING]: Buffer };
+
+/** A BodyStore shared through Redis/Valkey; see the module comment. */
+export class RedisStore implements BodyStore {
+  readonly ttlMs: number;
+  readonly maxBytes: number;
+  readonly leaseTimeoutMs: number;
+  readonly chunkBytes: number;
+  readonly #client: RedisClientType;
+  readonly #prefix: string;
+  readonly #timeoutMs: number;
+  readonly #pool: SharedMemoryPool;
+  readonly #local: LocalBodyCache;
+  readonly #known = new WeakMap<Table, KnownBody>();
+  readonly #shas = new Map<string, string>();
+  #closed = false;
+
+  constructor(options: RedisStoreOptions) {
+    this.ttlMs = positive(options.ttlMs ?? DEFAULT_TTL_MS, 'ttlMs');
+    this.maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BYTES, 'maxBytes');
+    this.leaseTimeoutMs = positive(options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS, 'leaseTimeoutMs');
+    this.chunkBytes = positive(options.chunkBytes ?? DEFAULT_CHUNK_BYTES, 'chunkBytes');
+    this.#timeoutMs = positive(options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs');
+    this.#prefix = options.keyPrefix ?? 's2sp';
+    const localMaxBytes = positive(options.localMaxBytes ?? DEFAULT_LOCAL_MAX_BYTES, 'localMaxBytes');
+    this.#pool = new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, localMaxBytes / 4), fullGc: options.fullGc });
+    this.#local = new LocalBodyCache(localMaxBytes, this.#pool);
+    const url = new URL(options.url);
+    if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new RangeError(`a Redis store URL starts with redis:// or rediss://, got ${url.protocol}//`);
+    this.#client = createClient({
+      url: options.url,
+      // Fail fast while disconnected: a queued command would hang a tool call or a fetch until Redis returns.
+      disableOfflineQueue: true,
+      socket: { connectTimeout: this.#timeoutMs, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1000) },
+    }) as RedisClientType;
+    // Without a listener, an 'error' event would take the process down.
+    this.#client.on('error', (error: Error) => options.onError?.(error));
+    // Connects in the background and keeps retrying: a replica starts while Redis is down, and works once it is up.
+    this.#client.connect().catch(() => {});
+  }
+
+  /** Resolves once connected to Redis (or rejects after `timeoutMs`); calls made before then fail with a code. */
+  async ready(timeoutMs = this.#timeoutMs): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.#client.isReady) {
+      if (this.#closed || Date.now() > deadline) throw new S2SPError('S2SP_ERR_STORE_UNAVAILABLE');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async put(table: Table, options: { ttlMs?: number } = {}): Promise<PutResult> {
+    if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
+    const ttlMs = Math.ceil(positive(options.ttlMs ?? this.ttlMs, 'ttlMs'));
+    const bodyTable = bodyTableOf(table);
+    let plan: IpcPlan | undefined;
+    let known = this.#known.get(bodyTable);
+    if (known === undefined) {
+      plan = ipcPlanOf(bodyTable);
+      if (plan.byteLength > this.maxBytes) throw this.#full(plan.byteLength, 0);
+      known = { id: contentIdOf(plan), byteLength: plan.byteLength, totalRows: bodyTable.numRows };
+      this.#known.set(bodyTable, known);
+    }
+    const token = mintToken();
+    const hash = tokenHashOf(token);
+    let reservedNow = false;
+    try {
+      const [state, used] = (await this.#run(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash])) as number[];
+      if (state === 0) throw this.#full(known.byteLength, used);
+      reservedNow = state === 1;
+      if (!(await this.#addToken(known.id, hash, ttlMs))) {
+        await this.#writeBody(known, () => plan ?? ipcPlanOf(bodyTable), ttlMs);
+        if (!(await this.#addToken(known.id, hash, ttlMs))) throw new S2SPError('S2SP_ERR_STORE_UNAVAILABLE');
+        // Counted already, yet missing: its last token may have gone on another replica meanwhile,
+        // which uncounted it. Count it again (a no-op when it still is).
+        if (state === 2) await this.#run(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash]);
+      }
+      await this.#send(['SET', this.#indexKey(hash), known.id, 'PX', String(ttlMs)]);
+    } catch (error) {
+      this.#send(['ZREM', this.#acctKey('tokens'), hash]).catch(() => {});
+      // A body this put counted but could not write whole (Redis refused memory halfway): its
+      // chunks would hold memory and budget until their TTL. Best effort: Redis may be gone.
+      if (reservedNow) this.#abandon(known).catch(() => {});
+      if (isOutOfMemory(error)) throw new S2SPError('S2SP_ERR_CACHE_FULL', { problem: 'storeMemory', neededBytes: known.byteLength }, { cause: error });
+      throw storeError(error);
+    }
+    return { token, expiresAt: Date.now() + ttlMs };
+  }
+
+  async lease(token: string): Promise<BodyLease> {
+    const hash = tokenHashOf(token);
+    const id = await this.#bodyIdOf(hash);
+    if (id === undefined) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
+    const leaseId = randomUUID();
+    const keys = this.#tokenKeys(id, hash);
+    const taken = (await this.#run(LEASE, [keys.token, keys.lease, keys.meta], [leaseId, this.leaseTimeoutMs])) as number[];
+    if (taken[0] === 0) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
+    if (taken[0] === -1) throw new S2SPError('S2SP_ERR_TOKEN_IN_FLIGHT');
+    const [, byteLength, chunks, totalRows, chunkBytes] = taken;
+    const renew = async () => ((await this.#run(RENEW, [keys.token, keys.lease], [leaseId, this.leaseTimeoutMs])) as number) === 1;
+    let pinned: PinnedBody;
+    try {
+      pinned = this.#local.pin(id) ?? (await this.#pull(id, { byteLength, chunks, totalRows, chunkBytes }, renew));
+    } catch (error) {
+      this.#run(RELEASE, [keys.lease], [leaseId]).catch(() => {});
+      throw storeError(error);
+    }
+    let settled = false;
+    const settle = async (consume: boolean) => {
+      if (settled) return;
+      settled = true;
+      pinned.unpin();
+      if (consume) await this.#consume(id, hash, leaseId, false);
+      else await this.#run(RELEASE, [keys.lease], [leaseId]);
+    };
+    return {
+      body: pinned.body,
+      timeoutMs: this.leaseTimeoutMs,
+      renew: async () => !settled && (await renew()),
+      commit: () => settle(true),
+      release: () => settle(false),
+    };
+  }
+
+  async delete(token: string): Promise<boolean> {
+    const hash = tokenHashOf(token);
+    const id = await this.#bodyIdOf(hash);
+    if (id === undefined) return false;
+    return this.#consume(id, hash, '', true);
+  }
+
+  async has(token: string): Promise<boolean> {
+    const hash = tokenHashOf(token);
+    const id = await this.#bodyIdOf(hash);
+    if (id === undefined) return false;
+    return ((await this.#send(['EXISTS', this.#tokenKeys(id, hash).token])) as number) === 1;
+  }
+
+  async stats(): Promise<StoreStats> {
+    const [entries, bodies, bytes] = (await this.#run(STATS, this.#acctKeys(), [])) as number[];
+    return { entries, bytes, maxBytes: this.maxBytes, bodies, localBytes: this.#local.bytes, idleBytes: this.#pool.stats().bytes };
+  }
+
+  /** Disconnects and drops this replica's local copies; the bodies in Redis stay for the other replicas. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#local.clear();
+    this.#pool.clear();
+    if (this.#client.isReady) await this.#client.close().catch(() => this.#client.destroy());
+    else this.#client.destroy();
+  }
+
+  /** Consumes (commit) or revokes (force) a token; true when it existed. */
+  async #consume(id: string, hash: string, leaseId: string, force: boolean): Promise<boolean> {
+    const keys = this.#tokenKeys(id, hash);
+    const [existed, freed] = (await this.#run(CONSUME, [keys.token, keys.lease, keys.set, keys.meta], [leaseId, hash, force ? '1' : '0'])) as number[];
+    if (existed === -1) return false;
+    await Promise.all([
+      this.#send(['DEL', this.#indexKey(hash)]),
+      this.#send(['ZREM', this.#acctKey('tokens'), hash]),
+      freed === 1 ? this.#run(FORGET_BODY, [this.#acctKey('sizes'), this.#acctKey('bodies')], [id]) : undefined,
+    ]);
+    return existed === 1;
+  }
+
+  /** Removes what a failed write left of a body (unless another token uses it) and uncounts it. */
+  async #abandon(known: KnownBody): Promise<void> {
+    const base = this.#bodyBase(known.id);
+    if (((await this.#send(['SCARD', `${base}ts`])) as number) > 0) return;
+    const chunks = Math.ceil(known.byteLength / this.chunkBytes);
+    const keys = [`${base}m`, ...Array.from({ length: chunks }, (_, i) => `${base}c:${i}`)];
+    await this.#send(['DEL', ...keys]);
+    await this.#run(FORGET_BODY, [this.#acctKey('sizes'), this.#acctKey('bodies')], [known.id]);
+  }
+
+  /** Adds a token to the body `id` in Redis; false when the body is not there (complete). */
+  async #addToken(id: string, hash: string, ttlMs: number): Promise<boolean> {
+    const keys = this.#tokenKeys(id, hash);
+    return ((await this.#run(ADD_TOKEN, [keys.meta, keys.set, keys.token], [hash, ttlMs])) as number) === 1;
+  }
+
+  /**
+   * Writes a body to Redis: its chunks, then its metadata (a body is complete
+   * once its metadata is there). The bytes come from this replica's local
+   * copy, made now (and kept) when there is none.
+   */
+  async #writeBody(known: KnownBody, planOf: () => IpcPlan, ttlMs: number): Promise<void> {
+    let pinned = this.#local.pin(known.id);
+    if (pinned === undefined) {
+      const plan = planOf();
+      const ipc = writeIpcPlan(plan, this.#local.allocate(plan.byteLength));
+      pinned = this.#local.adopt(known.id, ipc, known.totalRows);
+    }
+    try {
+      const { ipc } = pinned.body;
+      const chunks = Math.ceil(ipc.byteLength / this.chunkBytes);
+      const base = this.#bodyBase(known.id);
+      const writes: Array<Promise<unknown>> = [];
+      for (let i = 0; i < chunks; i++) {
+        const view = Buffer.from(ipc.buffer, ipc.byteOffset + i * this.chunkBytes, Math.min(this.chunkBytes, ipc.byteLength - i * this.chunkBytes));
+        writes.push(this.#send(['SET', `${base}c:${i}`, view, 'PX', String(ttlMs)]));
+      }
+      await Promise.all(writes);
+      const meta = `${base}m`;
+      await Promise.all([
+        this.#send(['HSET', meta, 'bytes', String(ipc.byteLength), 'chunks', String(chunks), 'rows', String(known.totalRows), 'chunk', String(this.chunkBytes)]),
+        this.#send(['PEXPIRE', meta, String(ttlMs)]),
+      ]);
+    } finally {
+      pinned.unpin();
+    }
+  }
+
+  /** Copies a body from Redis into a local shared buffer, renewing the lease while it runs. */
+  async #pull(
+    id: string,
+    shape: { byteLength: number; chunks: number; totalRows: number; chunkBytes: number },
+    renew: () => Promise<boolean>,
+  ): Promise<PinnedBody> {
+    const ipc = this.#local.allocate(shape.byteLength);
+    const renewal = setInterval(() => void renew().catch(() => {}), Math.max(10, this.leaseTimeoutMs / 3)).unref();
+    try {
+      const base = this.#bodyBase(id);
+      let next = 0;
+      const worker = async () => {
+        while (next < shape.chunks) {
+          const i = next++;
+          const chunk = (await this.#send(['GET', `${base}c:${i}`], true)) as Buffer | null;
+          const expected = Math.min(shape.chunkBytes, shape.byteLength - i * shape.chunkBytes);
+          // Gone meanwhile (its last token expired or was consumed elsewhere): the token is gone too.
+          if (chunk === null || chunk.byteLength !== expected) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
+          ipc.set(chunk, i * shape.chunkBytes);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(PULL_WINDOW, shape.chunks) }, worker));
+    } catch (error) {
+      this.#local.discard(ipc);
+      throw error;
+    } finally {
+      clearInterval(renewal);
+    }
+    return this.#local.adopt(id, ipc, shape.totalRows);
+  }
+
+  async #bodyIdOf(hash: string): Promise<string | undefined> {
+    const id = (await this.#send(['GET', this.#indexKey(hash)])) as string | null;
+    return id ?? undefined;
+  }
+
+  /** One command, with the store's timeout; any failure becomes an S2SPError with a code. */
+  async #send(args: Array<string | Buffer>, buffers = false): Promise<Reply> {
+    if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
+    try {
+      return (await this.#client.sendCommand(args, buffers ? { timeout: this.#timeoutMs, typeMapping: BUFFERS } : { timeout: this.#timeoutMs })) as Reply;
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  /** Runs a script by its SHA-1, loading it when Redis does not know it (first use, or after a restart). */
+  async #run(script: string, keys: string[], args: Array<string | number>): Promise<Reply> {
+    let sha = this.#shas.get(script);
+    if (sha === undefined) {
+      sha = createHash('sha1').update(script).digest('hex');
+      this.#shas.set(script, sha);
+    }
+    const rest = [String(keys.length), ...keys, ...args.map(String)];
+    try {
+      return await this.#send(['EVALSHA', sha, ...rest]);
+    } catch (error) {
+      if (!String((error as { cause?: { message?: string } }).cause?.message ?? '').startsWith('NOSCRIPT')) throw error;
+      return this.#send(['EVAL', script, ...rest]);
+    }
+  }
+
+  #full(needed: number, used: number): S2SPError {
+    return new S2SPError('S2SP_ERR_CACHE_FULL', { problem: 'budget', neededBytes: needed, freeBytes: Math.max(0, this.maxBytes - used), maxBytes: this.maxBytes });
+  }
+
+  #bodyBase(id: string): string {
+    return `{${this.#prefix}:b:${id}}:`;
+  }
+
+  #tokenKeys(id: string, hash: string) {
+    const base = this.#bodyBase(id);
+    return { meta: `${base}m`, set: `${base}ts`, token: `${base}t:${hash}`, lease: `${base}l:${hash}` };
+  }
+
+  #indexKey(hash: string): string {
+    return `${this.#prefix}:i:${hash}`;
+  }
+
+  #acctKey(name: 'sizes' | 'bodies' | 'tokens'): string {
+    return `{${this.#prefix}:acct}:${name}`;
+  }
+
+  #acctKeys(): string[] {
+    return [this.#acctKey('sizes'), this.#acctKey('bodies'), this.#acctKey('tokens')];
+  }
+}
+
+/** The body id: SHA-256 of its IPC stream, hashed from the planned parts (no buffer of the body's size). */
+function contentIdOf(plan: IpcPlan): string {
+  const hash = createHash('sha256');
+  for (const part of plan.parts) hash.update(part);
+  return hash.digest('base64url');
+}
+
+/** What Redis keys hold instead of a token: its SHA-256, base64url. */
+export function tokenHashOf(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+/** Any failure talking to Redis as an S2SPError: unavailable (503), the Redis error as its cause. */
+function storeError(error: unknown): S2SPError {
+  if (isS2SPError(error)) return error as S2SPError;
+  return new S2SPError('S2SP_ERR_STORE_UNAVAILABLE', { cause: error });
+}
+
+/** Redis refused a write for memory (maxmemory, policy noeviction): `OOM command not allowed...`, maybe as a cause. */
+function isOutOfMemory(error: unknown): boolean {
+  const messageOf = (e: unknown) => String((e as { message?: unknown } | null)?.message ?? '');
+  return messageOf(error).startsWith('OOM') || messageOf((error as { cause?: unknown } | null)?.cause).startsWith('OOM');
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
+  return value;
+}

@@ -1,0 +1,45 @@
+/**
+ * A store from a one-string spec, as the CLI's `--store` and `S2SP_STORE`
+ * give it: `memory` (the default), or a Redis/Valkey URL,
+ * `redis://[user:pass@]host:port[/db]` or `rediss://...` for TLS.
+ */
+import type { BodyStore } from './body-store.js';
+import type { FullGc } from './gc-nudge.js';
+import { MemoryStore } from './memory-store.js';
+import { RedisStore } from './redis-store.js';
+
+/** Settings every store kind takes. */
+export interface StoreSettings {
+  ttlMs?: number;
+  maxBytes?: number;
+  leaseTimeoutMs?: number;
+  fullGc?: FullGc;
+  /** Connection errors of a shared store, for a log. */
+  onError?: (error: Error) => void;
+}
+
+/** The store kinds a spec can name. */
+export const StoreKind = { memory: 'memory', redis: 'redis' } as const;
+/** The store kinds a spec can name. */
+export type StoreKind = (typeof StoreKind)[keyof typeof StoreKind];
+
+/** Which kind of store `spec` names. @throws RangeError for anything else */
+export function storeKindOf(spec: string): StoreKind {
+  if (spec === 'memory') return StoreKind.memory;
+  if (/^rediss?:\/\//i.test(spec)) return StoreKind.redis;
+  throw new RangeError(`a store is "memory" or a redis:// or rediss:// URL, got ${JSON.stringify(spec.slice(0, 40))}`);
+}
+
+/** Creates the store `spec` names. @throws RangeError for an unknown spec or bad settings */
+export function storeFromSpec(spec: string, settings: StoreSettings = {}): BodyStore {
+  const { onError, ...common } = settings;
+  if (storeKindOf(spec) === StoreKind.memory) return new MemoryStore(common);
+  return new RedisStore({ url: spec, ...common, onError });
+}
+
+/** `spec` fit for a log line: a Redis URL without its user and password. */
+export function describeStoreSpec(spec: string): string {
+  if (storeKindOf(spec) === StoreKind.memory) return 'memory';
+  const url = new URL(spec);
+  return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+}
