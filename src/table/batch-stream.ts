@@ -11,7 +11,8 @@
 import { DataType, RecordBatch, Schema, Table } from 'apache-arrow';
 import { compareTypes } from 'apache-arrow/visitor/typecomparator';
 import { S2SPError } from '../errors.js';
-import { MAX_ROW_ID } from '../protocol/row-id.js';
+import { MAX_ROW_ID, ROW_ID } from '../protocol/row-id.js';
+import { checkPositional } from './body-table.js';
 import { decodeDictionaries, hasDictionaries } from './decode-dictionaries.js';
 import { batchWithRowIds, bodySchemaOf } from './row-id.js';
 import { assertCarriableSchema } from './carriable-types.js';
@@ -48,7 +49,8 @@ export function isRecordBatchSource(value: unknown): value is RecordBatchSource 
  * empty reader, its schema) so the body schema is known.
  * @throws S2SPError `S2SP_ERR_TABLE_UNSUPPORTED_TYPE` for a column no body can carry exactly;
  *   `S2SP_ERR_TABLE_INVALID` (from the stream) when an item is not a
- *   RecordBatch or a batch's columns differ from the first one's;
+ *   RecordBatch, a batch's columns differ from the first one's, or a `_row_id` of its own
+ *   is not the row positions;
  *   `S2SP_ERR_TABLE_TOO_LARGE` past 2^31 rows (`_row_id` is Int32)
  */
 export async function openBodyBatches(source: RecordBatchSource): Promise<BodyBatchStream> {
@@ -63,6 +65,7 @@ export async function openBodyBatches(source: RecordBatchSource): Promise<BodyBa
     await iterator.return?.();
     throw error;
   }
+  const rowIdAt = sourceSchema.fields.findIndex((f) => f.name === ROW_ID);
   const schema = bodySchemaOf(decodedSchemaOf(sourceSchema));
   let pending: RecordBatch | undefined = first.done ? undefined : first.value;
   let finished = first.done === true;
@@ -91,6 +94,8 @@ export async function openBodyBatches(source: RecordBatchSource): Promise<BodyBa
           throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'batchColumnsDiffer', index });
         }
         if (batch.numRows === 0) continue;
+        // A _row_id of the tool's own must be the positions, as bodyTableOf requires of a Table; it is then replaced.
+        if (rowIdAt >= 0) checkPositional(new Table([batch]), rowIdAt, start);
         if (start + batch.numRows > MAX_ROW_ID + 1) {
           throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', { problem: 'tooManyRows' });
         }

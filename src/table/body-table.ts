@@ -39,13 +39,18 @@ export function bodyTableOf(table: Table): Table {
   return body;
 }
 
-/** Refuses a `_row_id` column whose values are not the row positions (ids are positions, never user data). */
-function checkPositional(table: Table, at: number): void {
+/**
+ * Refuses a `_row_id` column whose values are not the row positions (ids are
+ * positions, never user data).
+ * @param at the column's index
+ * @param start the position of the table's first row (a batch of a stream is checked on its own)
+ */
+export function checkPositional(table: Table, at: number, start = 0): void {
   const type = table.schema.fields[at].type;
   if (!isNumberType(type.typeId) || (type.typeId === Type.Float && (type as Float).precision === Precision.HALF)) {
     throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'rowIdNotNumbers', type: String(type) });
   }
-  let row = 0;
+  let row = start;
   for (const batch of table.batches) {
     const column = batch.getChildAt(at)!;
     if (column.nullCount > 0) {

@@ -83,3 +83,13 @@ test('a streamed column no body can carry exactly is refused before any batch is
   assert.equal(await codeOf(openBodyBatches(source())), 'S2SP_ERR_TABLE_UNSUPPORTED_TYPE');
   assert.equal(closed, true);
 });
+
+test('a _row_id of the source must be the row positions across batches, as for a Table', async () => {
+  const ok = [
+    tableFromArrays({ _row_id: Int32Array.from([0, 1]), x: Float64Array.from([1, 2]) }),
+    tableFromArrays({ _row_id: Int32Array.from([2]), x: Float64Array.from([3]) }),
+  ];
+  assert.equal((await tableFromBatchStream(await openBodyBatches(batchesOf(...ok)))).numRows, 3);
+  const restarted = [ok[0], tableFromArrays({ _row_id: Int32Array.from([0]), x: Float64Array.from([3]) })];
+  assert.equal(await codeOf(openBodyBatches(batchesOf(...restarted)).then(tableFromBatchStream)), 'S2SP_ERR_TABLE_INVALID');
+});
