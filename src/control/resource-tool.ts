@@ -1,6 +1,7 @@
 /**
  * The resource-tool wrapper (SPEC 2.1). Registers a tool on any `McpServer`
- * with the tool's own input schema plus `abstract_domains` and `mode`; the
+ * with the tool's own input schema plus `abstract_domains`, `mode` and
+ * `abstract_format`; the
  * handler returns rows or an Arrow Table, and the wrapper answers plain MCP,
  * or an envelope with the body cached (async) or inline (sync).
  */
@@ -10,6 +11,7 @@ import { Table } from 'apache-arrow';
 import { z, type ZodRawShape } from 'zod';
 import type { BodyStore } from '../cache/body-store.js';
 import { S2SPError, isS2SPError } from '../errors.js';
+import { ABSTRACT_FORMATS, type AbstractFormat } from '../protocol/abstract-format.js';
 import { withRowIds } from '../table/row-id.js';
 import { rowsFromTable } from '../table/rows-from-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
@@ -33,7 +35,7 @@ export type ResourceToolHandler<Shape extends ZodRawShape> = (
 export interface ToolConfig<Shape extends ZodRawShape> {
   title?: string;
   description?: string;
-  /** The tool's own parameters; `abstract_domains` and `mode` are added. */
+  /** The tool's own parameters; `abstract_domains`, `mode` and `abstract_format` are added. */
   inputSchema?: Shape;
   annotations?: ToolAnnotations;
   _meta?: Record<string, unknown>;
@@ -61,11 +63,18 @@ const ADDED_PARAMS = {
     .enum(['async', 'sync'])
     .optional()
     .describe('S2SP: "async" (default) caches the body behind resource_url; "sync" returns it inline for your SDK.'),
+  abstract_format: z
+    .enum(ABSTRACT_FORMATS)
+    .optional()
+    .describe(
+      'S2SP: "rows" (default) returns abstract rows as objects; "columns" returns the column names once, then one array per ' +
+        'row (fewer tokens). A consumer tool takes either, or just the chosen _row_id numbers.',
+    ),
 };
 
 /**
  * Registers a resource tool on `mcp`.
- * @throws Error when the tool's own schema already defines `abstract_domains` or `mode`
+ * @throws Error when the tool's own schema already defines `abstract_domains`, `mode` or `abstract_format`
  */
 export function registerResourceTool<Shape extends ZodRawShape>(
   mcp: McpServer,
@@ -81,9 +90,10 @@ export function registerResourceTool<Shape extends ZodRawShape>(
   const inputSchema = { ...own, ...ADDED_PARAMS };
   const limit = context.abstractRowLimit ?? DEFAULT_ABSTRACT_ROW_LIMIT;
   return mcp.registerTool(name, { ...config, inputSchema }, (async (args: Record<string, unknown>, extra: ToolExtra) => {
-    const { abstract_domains: domainsText, mode, ...toolArgs } = args as {
+    const { abstract_domains: domainsText, mode, abstract_format: format, ...toolArgs } = args as {
       abstract_domains?: string;
       mode?: 'async' | 'sync';
+      abstract_format?: AbstractFormat;
     } & Record<string, unknown>;
     try {
       const domains = parseAbstractDomains(domainsText);
@@ -91,10 +101,10 @@ export function registerResourceTool<Shape extends ZodRawShape>(
       if (domains === undefined) return plainResult(result);
       const table = bodyTableFrom(result);
       checkDomainsExist(domains, dataColumns(table));
-      if (mode === 'sync') return jsonToolResult(buildEnvelope(table, domains, { mode: 'sync' }, limit));
+      if (mode === 'sync') return jsonToolResult(buildEnvelope(table, domains, { mode: 'sync' }, limit, format));
       const { token } = await context.store.put(table);
       const resourceUrl = context.resourceUrlFor(token);
-      return jsonToolResult(buildEnvelope(table, domains, { mode: 'async', resourceUrl }, limit));
+      return jsonToolResult(buildEnvelope(table, domains, { mode: 'async', resourceUrl }, limit, format));
     } catch (error) {
       if (isS2SPError(error)) return errorToolResult(error);
       throw error;
