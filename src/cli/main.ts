@@ -5,6 +5,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isS2SPError } from '../errors.js';
+import { ABSTRACT_FORMATS, AbstractFormat } from '../protocol/abstract-format.js';
 import { runConsumer } from './consumer-command.js';
 import { runDemo } from './demo-command.js';
 import { runServe } from './serve-command.js';
@@ -18,7 +19,7 @@ const USAGE = `Usage:
   s2sp consumer [--transport stdio|http] [--host H] [--port P]
                 [--allow-origin URL]... [--max-body-bytes N]
       Serve the consumer tool summarize_rows.
-  s2sp demo [--mode async|sync] [--min-mag M]
+  s2sp demo [--mode async|sync] [--min-mag M] [--abstract-format rows|columns]
       Run both servers as child processes and play the agent.
 
 Over stdio the data plane listens on --data-port (default: any free port);
@@ -116,12 +117,22 @@ async function main(argv: string[]): Promise<void> {
     case 'demo': {
       const { values } = parseArgs({
         args: rest,
-        options: { mode: { type: 'string', default: 'async' }, 'min-mag': { type: 'string', default: '4' }, help: { type: 'boolean', short: 'h' } },
+        options: {
+          mode: { type: 'string', default: 'async' },
+          'min-mag': { type: 'string', default: '4' },
+          'abstract-format': { type: 'string', default: AbstractFormat.columns },
+          help: { type: 'boolean', short: 'h' },
+        },
       });
       if (values.help) return log(USAGE);
       const minMagnitude = Number(values['min-mag']);
       if (!Number.isFinite(minMagnitude)) throw new UsageError(`--min-mag must be a number, got ${JSON.stringify(values['min-mag'])}`);
-      await runDemo({ mode: oneOf(values.mode, 'mode', ['async', 'sync'] as const), minMagnitude }, (line) => process.stdout.write(`${line}\n`));
+      const demoFlags = {
+        mode: oneOf(values.mode, 'mode', ['async', 'sync'] as const),
+        minMagnitude,
+        abstractFormat: oneOf(values['abstract-format'], 'abstract-format', ABSTRACT_FORMATS),
+      };
+      await runDemo(demoFlags, (line) => process.stdout.write(`${line}\n`));
       return;
     }
     case undefined:
