@@ -1,71 +1,515 @@
 /**
  * Every error s2sp raises, in one place: a stable code, the HTTP status the
- * data plane answers with, and a default message. Tests match on `code`, never
- * on message text; errors that cross a worker boundary are matched by `code`
- * too, because structured clone drops the class.
+ * data plane answers with, and the message template. As in fastify's
+ * lib/errors.js, callers pass values and the catalogue owns the wording, so
+ * each situation is worded once. Messages are written for an LLM to act on:
+ * what is wrong, and what to do next.
+ *
+ * A code whose situations differ takes `{ problem, ...values }`: `problem`
+ * names one of the texts listed under that code, and the compiler checks that
+ * a call passes the values that text needs.
+ *
+ * Safety: every input a message echoes goes through {@link quoteInput}
+ * (JSON-quoted, at most {@link QUOTED_INPUT_MAX_CHARS} characters); bearer
+ * capabilities (data-plane tokens, ddi:// handles) arrive already redacted, in
+ * params whose names say so.
+ *
+ * Tests match on `code`, never on message text; errors that cross a worker
+ * boundary are matched by `code` too, because structured clone drops the
+ * class (see {@link S2SPError.fromWire}).
  */
+// Leaf modules of the wire contract (they import nothing of ours), so no cycle.
+import { DATA_PATH_PREFIX } from './protocol/data-path.js';
+import { MAX_ROW_ID, ROW_ID } from './protocol/row-id.js';
+import { TOKEN_LENGTH } from './protocol/token.js';
 
-/** The error table: code -> HTTP status and default message. */
+/** Longest piece of an input a message echoes, in characters (an ellipsis marks the cut). */
+export const QUOTED_INPUT_MAX_CHARS = 120;
+
+/** Longest piece of a foreign server's error text quoted in a consumer's message. */
+const SERVER_TEXT_MAX_CHARS = 200;
+
+/**
+ * An input as a message echoes it: a string JSON-quoted (so control
+ * characters and quotes are escaped), any other value as JSON or as text,
+ * cut to `maxChars` characters with an ellipsis.
+ * @param value the input, as received
+ * @param maxChars longest text kept before the ellipsis
+ */
+export function quoteInput(value: unknown, maxChars = QUOTED_INPUT_MAX_CHARS): string {
+  if (typeof value === 'string') return JSON.stringify(cut(value, maxChars));
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value === undefined) {
+    return String(value);
+  }
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    // Cycles; fall through to String().
+  }
+  return cut(text ?? String(value), maxChars);
+}
+
+/** Lists at most `limit` values for an error message, each quoted by {@link quoteInput}, noting how many were left off. */
+export function listForMessage(values: readonly unknown[], limit = 5): string {
+  const shown = values
+    .slice(0, limit)
+    .map((v) => quoteInput(v))
+    .join(', ');
+  return values.length > limit ? `${shown} (and ${values.length - limit} more)` : shown;
+}
+
+function cut(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  let end = maxChars;
+  // Never split a surrogate pair.
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}
+
+/** What kind of value an input was (`an array`, `a string`, `null`...), without echoing it. */
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `a ${typeof value}`;
+}
+
+/**
+ * A message template: the values it needs in (one object, no default value),
+ * the message out; no parameter when it needs none. The constructor tells the
+ * two apart by the function's `length`.
+ */
+type Template = (params: never) => string;
+
+/** The texts of a code whose situations differ, keyed by situation. */
+type SituationTexts = Record<string, Template>;
+
+/** `{ problem, ...values }`: one situation of `S` and the values its text needs. */
+export type SituationParams<S extends SituationTexts> = {
+  [K in keyof S & string]: { readonly problem: K } & (S[K] extends () => string ? unknown : Parameters<S[K]>[0]);
+}[keyof S & string];
+
+/** A template that picks its text by `params.problem`; `problems` lists the situations. */
+function situations<S extends SituationTexts>(
+  texts: S,
+): ((params: SituationParams<S>) => string) & { readonly problems: readonly (keyof S & string)[] } {
+  const render = (params: SituationParams<S>): string => {
+    const text = Object.hasOwn(texts, params.problem) ? (texts[params.problem] as Template as (p: unknown) => string) : undefined;
+    return text === undefined ? String(params.problem) : text(params);
+  };
+  return Object.assign(render, { problems: Object.keys(texts) as (keyof S & string)[] });
+}
+
+const RESOURCE_URL_HINT = 'resource_url must be the URL returned by the resource tool, passed unchanged';
+const LOOPBACK_TEXT = 'loopback (localhost, 127.0.0.0/8, [::1])';
+const MAPPING_EXAMPLE = '{"event": "alert_type"}';
+const DOMAINS_EXAMPLE = `"a,b" or '["a","b"]'`;
+
+/** What to do about each consumer parameter holding rows. */
+const ROWS_HINT = {
+  abstract_data:
+    'pass the abstract rows exactly as the resource tool returned them (in the "columns" format, its header array first), ' +
+    'a JSON array of their _row_id numbers, or "*" for every row',
+  body_data: 'pass the body rows exactly as the resource tool returned them',
+} as const;
+
+/** A consumer parameter holding rows. */
+type RowsParam = keyof typeof ROWS_HINT;
+
+/** Advice per HTTP status of a failed data-plane fetch, for the agent that passed the resource_url. */
+const FETCH_ADVICE: Record<number, string> = {
+  400: 'the request was refused; check that the abstract rows and columns come from this resource',
+  404:
+    'the resource_url is unknown, expired or already consumed (each resource_url is single use and lives 10 minutes); ' +
+    'call the resource tool again for a fresh resource_url',
+  409: 'another consumer is fetching this resource_url right now; each resource_url serves one transfer',
+};
+const REDIRECT_ADVICE = 'redirects are not followed; pass the resource_url unchanged';
+
+/** Node's file-system error codes, as a person would say them. */
+const FS_PROBLEMS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EISDIR: 'it is a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+};
+
+/** What is wrong with a 2xx answer that is not an S2SP body, completing "...is not an S2SP body: ". */
+const responseProblems = situations({
+  notObject: () => 'it is not a JSON object',
+  noBody: () => 'it has no "body" array',
+  badTotalRows: () => '"total_rows" is not a non-negative integer',
+  badColumnsReturned: () => '"columns_returned" is not an array of strings',
+  /** The rows did not make a table; `reason` is that error's message. */
+  badRows: (p: { reason: string }) => p.reason,
+  empty: () => 'it is empty',
+  notJson: () => 'it is not valid JSON (or was cut short)',
+  rowNotObject: (p: { index: number }) => `body row ${p.index} is not a JSON object`,
+  rowNoRowId: (p: { index: number }) => `body row ${p.index} has no integer ${ROW_ID}`,
+  duplicateRowId: (p: { id: number }) => `${ROW_ID} ${p.id} occurs twice in the body`,
+  wrongFormat: (p: { asked: string; contentType: string | undefined }) =>
+    `it was asked for ${p.asked} only but answered Content-Type ${quoteInput(p.contentType ?? '')}`,
+  arrowUndecodable: (p: { reason: string }) => `arrow-js could not decode the Arrow stream (${p.reason})`,
+  rowCountMismatch: (p: { declared: number; decoded: number }) =>
+    `the Arrow stream declares ${p.declared} rows but ${p.decoded} were decoded`,
+  noFields: () => 'the Arrow schema has no fields',
+  firstField: (p: { name: string }) => `the first Arrow field is ${quoteInput(p.name)}, not ${ROW_ID}`,
+  rowIdType: (p: { type: string }) => `${ROW_ID} has Arrow type ${p.type}, not an integer type`,
+  rowIdRange: (p: { id: number }) => `${ROW_ID} ${p.id} is not in [0, ${MAX_ROW_ID}]`,
+  rowIdNulls: () => `${ROW_ID} has null values`,
+  cutShort: (p: { reason: string }) => `the transfer was cut short: ${p.reason}; none of its rows are used`,
+  badStream: (p: { reason: string }) => p.reason,
+});
+
+/** The error table: code -> HTTP status and message template. */
 export const ERRORS = {
   // Data plane (SPEC 3.3)
-  S2SP_ERR_REQUEST_BODY_INVALID: { status: 400, message: 'request body must be a JSON object' },
-  S2SP_ERR_REQUEST_ROW_IDS_INVALID: { status: 400, message: 'row_ids must be an array of integers in [0, total_rows)' },
-  S2SP_ERR_REQUEST_COLUMNS_INVALID: { status: 400, message: 'columns must be an array of existing column names' },
-  S2SP_ERR_TOKEN_NOT_FOUND: { status: 404, message: 'unknown, expired or already consumed token' },
-  S2SP_ERR_ROUTE_NOT_FOUND: { status: 404, message: 'no such endpoint' },
-  S2SP_ERR_METHOD_NOT_ALLOWED: { status: 405, message: 'method not allowed' },
-  S2SP_ERR_ACCEPT_UNSUPPORTED: { status: 406, message: 'unsupported Accept; supported: application/json' },
-  S2SP_ERR_TOKEN_IN_FLIGHT: { status: 409, message: 'the transfer for this token is already in flight' },
-  S2SP_ERR_REQUEST_TOO_LARGE: { status: 413, message: 'request body is over the limit' },
-  S2SP_ERR_CONTENT_TYPE_UNSUPPORTED: { status: 415, message: 'request body must be application/json' },
-  S2SP_ERR_INTERNAL: { status: 500, message: 'internal error' },
+  S2SP_ERR_REQUEST_BODY_INVALID: {
+    status: 400,
+    message: situations({
+      notObject: (p: { got: unknown }) => `request body must be a JSON object, got ${describeValue(p.got)}`,
+      notJson: () => 'request body is not valid JSON',
+      lengthMismatch: () => 'request body length does not match Content-Length',
+    }),
+  },
+  S2SP_ERR_REQUEST_ROW_IDS_INVALID: {
+    status: 400,
+    message: situations({
+      notArray: (p: { got: unknown }) => `row_ids must be an array of integers, got ${describeValue(p.got)}`,
+      notIntegers: (p: { bad: readonly unknown[] }) => `row_ids must be non-negative integers; bad values: ${listForMessage(p.bad)}`,
+      outOfRange: (p: { totalRows: number; bad: readonly unknown[] }) =>
+        `row_ids must be in [0, ${p.totalRows}); out of range: ${listForMessage(p.bad)}`,
+    }),
+  },
+  S2SP_ERR_REQUEST_COLUMNS_INVALID: {
+    status: 400,
+    message: situations({
+      notArray: (p: { got: unknown }) => `columns must be an array of strings, got ${describeValue(p.got)}`,
+      notStrings: (p: { bad: readonly unknown[] }) => `columns must be strings; bad values: ${listForMessage(p.bad)}`,
+      unknown: (p: { unknown: readonly string[]; available: readonly string[] }) =>
+        `unknown columns: ${listForMessage(p.unknown)}; available: ${listForMessage(p.available, 40)}`,
+    }),
+  },
+  S2SP_ERR_TOKEN_NOT_FOUND: { status: 404, message: () => 'unknown, expired or already consumed token' },
+  S2SP_ERR_ROUTE_NOT_FOUND: { status: 404, message: () => 'no such endpoint' },
+  S2SP_ERR_METHOD_NOT_ALLOWED: {
+    status: 405,
+    message: (p: { method: string }) => `use POST on a resource_url, not ${quoteInput(p.method)}`,
+  },
+  S2SP_ERR_ACCEPT_UNSUPPORTED: {
+    status: 406,
+    message: (p: { accept: string; supported: readonly string[]; lz4Missing: boolean }) =>
+      `unsupported Accept ${quoteInput(p.accept)}` +
+      (p.lz4Missing ? ' (LZ4 is not available on this server: lz4-napi has no binary for its platform)' : '') +
+      `; supported: ${p.supported.join(', ')}`,
+  },
+  S2SP_ERR_TOKEN_IN_FLIGHT: { status: 409, message: () => 'the transfer for this token is already in flight' },
+  S2SP_ERR_REQUEST_TOO_LARGE: { status: 413, message: () => 'request body is over the limit' },
+  S2SP_ERR_CONTENT_TYPE_UNSUPPORTED: { status: 415, message: () => 'request body must be application/json' },
+  S2SP_ERR_INTERNAL: { status: 500, message: () => 'internal error (the details are in the server log)' },
 
   // Cache
-  S2SP_ERR_CACHE_FULL: { status: 507, message: 'the body cache is full' },
-  S2SP_ERR_CACHE_CLOSED: { status: 503, message: 'the body cache is closed' },
-  S2SP_ERR_DATA_PLANE_DOWN: { status: 503, message: 'the data plane is not listening, so no resource_url can be issued; use mode "sync" or start the server' },
+  S2SP_ERR_CACHE_FULL: {
+    status: 507,
+    message: (p: { neededBytes: number; freeBytes: number; maxBytes: number }) =>
+      `the body cache is full: this body needs ${p.neededBytes} bytes, ${p.freeBytes} of ${p.maxBytes} are free; ` +
+      'fetch or let expire earlier results, or request fewer rows',
+  },
+  S2SP_ERR_CACHE_CLOSED: { status: 503, message: () => 'the body cache is closed' },
+  S2SP_ERR_DATA_PLANE_DOWN: {
+    status: 503,
+    message: () => 'the data plane is not listening, so no resource_url can be issued; use mode "sync" or start the server',
+  },
 
   // Control plane: resource tools (SPEC 2.1)
-  S2SP_ERR_DOMAINS_INVALID: { status: 400, message: 'abstract_domains is malformed or names no column' },
-  S2SP_ERR_DOMAINS_UNKNOWN: { status: 400, message: 'abstract_domains names unknown columns' },
-  S2SP_ERR_TABLE_INVALID: { status: 500, message: 'the tool did not return a table (an array of objects or an Arrow Table)' },
-  S2SP_ERR_TABLE_TOO_LARGE: { status: 500, message: 'the table is too large for one Arrow column' },
+  S2SP_ERR_DOMAINS_INVALID: {
+    status: 400,
+    message: situations({
+      jsonObject: () => `abstract_domains must be ${DOMAINS_EXAMPLE}, not a JSON object`,
+      badJson: () => `abstract_domains looks like a JSON array but is not valid JSON; pass column names as ${DOMAINS_EXAMPLE}`,
+      notStrings: () => 'abstract_domains as JSON must be an array of column-name strings',
+      noColumn: (p: { value: string }) =>
+        `abstract_domains ${quoteInput(p.value)} names no column (${ROW_ID} is always included); ` +
+        'name the columns you need, or omit abstract_domains for the full table',
+    }),
+  },
+  S2SP_ERR_DOMAINS_UNKNOWN: {
+    status: 400,
+    message: (p: { unknown: readonly string[]; columns: readonly string[] }) =>
+      `unknown abstract_domains: ${listForMessage(p.unknown)}. Available columns: ${p.columns.join(', ')}`,
+  },
+  S2SP_ERR_TABLE_INVALID: {
+    status: 500,
+    message: situations({
+      notTable: () => 'the tool did not return a table (an array of objects or an Arrow Table)',
+      rowNotObject: (p: { index: number }) => `row ${p.index} is not a JSON object`,
+      rowNoRowId: (p: { index: number }) => `row ${p.index} has no integer ${ROW_ID}`,
+      notJsonValue: (p: { column: string; type: string }) =>
+        `column ${quoteInput(p.column)} holds a ${p.type}; rows must hold JSON values (convert bigints to numbers or strings)`,
+    }),
+  },
+  S2SP_ERR_TABLE_TOO_LARGE: {
+    status: 500,
+    message: (p: { column: string }) => `column ${quoteInput(p.column)} holds over 2 GiB of text, too much for one Arrow column`,
+  },
 
   // Control plane: consumer tools (SPEC 2.2)
-  S2SP_ERR_CONSUMER_ARG_INVALID: { status: 400, message: 'a consumer tool argument is malformed' },
-  S2SP_ERR_CONSUMER_URL_INVALID: { status: 400, message: 'resource_url is not an S2SP data-plane URL' },
-  S2SP_ERR_CONSUMER_ORIGIN_REFUSED: { status: 403, message: 'resource_url origin is not allowed' },
-  S2SP_ERR_CONSUMER_BODY_TOO_LARGE: { status: 502, message: 'the resource body is over the consumer size limit' },
-  S2SP_ERR_CONSUMER_FETCH_FAILED: { status: 502, message: 'fetching the resource body failed' },
-  S2SP_ERR_CONSUMER_RESPONSE_INVALID: { status: 502, message: 'the resource server answered something that is not an S2SP body' },
+  S2SP_ERR_CONSUMER_ARG_INVALID: {
+    status: 400,
+    message: situations({
+      // fetchBody's options
+      rowIdsEmpty: () => 'rowIds is empty; pass undefined to fetch every row',
+      rowIdsNotIntegers: () => 'rowIds must be non-negative integers',
+      notPositive: (p: { option: string; value: unknown }) => `${p.option} must be a positive number, got ${quoteInput(p.value)}`,
+      format: (p: { value: unknown }) => `format must be "auto", "json" or "arrow", got ${quoteInput(p.value)}`,
+      allowedOriginNotUrl: (p: { origin: unknown }) => `allowed origin ${quoteInput(p.origin)} is not a URL`,
+      allowedOriginScheme: (p: { origin: unknown }) => `allowed origin ${quoteInput(p.origin)} must be http: or https:`,
+      // abstract_data and body_data
+      rowsNotString: (p: { param: RowsParam; got: unknown }) =>
+        `${p.param} must be a string holding a JSON array, got ${describeValue(p.got)}; ${ROWS_HINT[p.param]}`,
+      rowsMissing: (p: { param: RowsParam }) => `${p.param} is missing or empty; ${ROWS_HINT[p.param]}`,
+      rowsNotJson: (p: { param: RowsParam }) => `${p.param} is not valid JSON; ${ROWS_HINT[p.param]} (a JSON array of objects)`,
+      rowsNotArray: (p: { param: RowsParam; got: unknown }) =>
+        `${p.param} must be a JSON array of row objects, got ${describeValue(p.got)}; ${ROWS_HINT[p.param]}`,
+      rowNotObject: (p: { param: RowsParam; index: number }) => `${p.param} row ${p.index} is not a JSON object; ${ROWS_HINT[p.param]}`,
+      rowNoRowId: (p: { param: RowsParam; index: number }) => `${p.param} row ${p.index} has no ${ROW_ID}; ${ROWS_HINT[p.param]}`,
+      rowBadRowId: (p: { param: RowsParam; index: number; id: unknown }) =>
+        `${p.param} row ${p.index} has ${ROW_ID} ${quoteInput(p.id)}, not a non-negative integer; ${ROWS_HINT[p.param]}`,
+      // abstract_data as bare ids, or in the columns layout (SPEC 2.4)
+      idBad: (p: { index: number; id: unknown }) =>
+        `abstract_data item ${p.index} is ${quoteInput(p.id)}, not a ${ROW_ID} (a non-negative integer); ${ROWS_HINT.abstract_data}`,
+      headerNotNames: () =>
+        `abstract_data starts with an array, but that first array is not the header of column names; ${ROWS_HINT.abstract_data}`,
+      headerDuplicate: (p: { name: string }) => `abstract_data header names column ${quoteInput(p.name)} twice; ${ROWS_HINT.abstract_data}`,
+      headerNoRowId: () => `abstract_data header has no ${ROW_ID}; ${ROWS_HINT.abstract_data}`,
+      lineNotArray: (p: { index: number }) => `abstract_data row ${p.index} is not an array like its header; ${ROWS_HINT.abstract_data}`,
+      lineLength: (p: { index: number; values: number; columns: number }) =>
+        `abstract_data row ${p.index} has ${p.values} values for ${p.columns} header columns; ${ROWS_HINT.abstract_data}`,
+      urlAndBody: () => 'pass either resource_url (async mode) or body_data (sync mode), not both',
+      starWithoutBody: () =>
+        'abstract_data "*" selects every row of a resource, so resource_url or body_data is required; ' +
+        'pass the resource_url the resource tool returned',
+      // column_mapping
+      mappingNotString: () => 'column_mapping must be a string holding a JSON object',
+      mappingNotJson: () => `column_mapping is not valid JSON; pass a JSON object such as ${MAPPING_EXAMPLE}`,
+      mappingNotObject: () => `column_mapping must be a JSON object such as ${MAPPING_EXAMPLE}`,
+      mappingBadTarget: (p: { source: string; target: unknown }) =>
+        `column_mapping maps ${quoteInput(p.source)} to ${quoteInput(p.target)}; every value must be a non-empty column name`,
+      mappingRowId: () => `column_mapping must not rename ${ROW_ID} or rename a column to it; ${ROW_ID} joins the rows`,
+      mappingSameTarget: (p: { first: string; second: string; target: string }) =>
+        `column_mapping maps both ${quoteInput(p.first)} and ${quoteInput(p.second)} to ${quoteInput(p.target)}; targets must differ`,
+    }),
+  },
+  S2SP_ERR_CONSUMER_URL_INVALID: {
+    status: 400,
+    message: situations({
+      missing: () => `resource_url is missing or empty; ${RESOURCE_URL_HINT}`,
+      // The text may hold a token: it is not echoed.
+      notUrl: () => `resource_url is not a valid URL; ${RESOURCE_URL_HINT}`,
+      scheme: (p: { protocol: string }) =>
+        `resource_url must use http: or https:, not ${quoteInput(p.protocol)}; ${RESOURCE_URL_HINT}` +
+        (p.protocol === 'ddi:' ? ' (a ddi:// handle is only understood by an S2SP-aware agent SDK)' : ''),
+      path: () => `resource_url path must end with ${DATA_PATH_PREFIX}<token>; ${RESOURCE_URL_HINT}`,
+      token: (p: { redactedToken: string }) =>
+        `resource_url token ${quoteInput(p.redactedToken)} is malformed (a token is ${TOKEN_LENGTH} base64url characters); ${RESOURCE_URL_HINT}`,
+    }),
+  },
+  S2SP_ERR_CONSUMER_ORIGIN_REFUSED: {
+    status: 403,
+    message: (p: { origin: string; allowedOrigins: readonly string[] }) =>
+      `resource_url origin ${quoteInput(p.origin)} is not allowed; allowed origins: ${[LOOPBACK_TEXT, ...p.allowedOrigins].join(', ')}. ` +
+      `${RESOURCE_URL_HINT}; if it is, the consumer server must add that origin to its allowed origins`,
+  },
+  S2SP_ERR_CONSUMER_BODY_TOO_LARGE: {
+    status: 502,
+    message: situations({
+      declared: (p: { maxBytes: number; declaredBytes: number }) =>
+        `the resource body is over the consumer limit of ${p.maxBytes} bytes (Content-Length says ${p.declaredBytes} bytes); ` +
+        'select fewer rows or columns',
+      received: (p: { maxBytes: number }) =>
+        `the resource body is over the consumer limit of ${p.maxBytes} bytes (over ${p.maxBytes} bytes received); select fewer rows or columns`,
+      jsonTooLong: (p: { bytes: number }) => `the JSON body (${p.bytes} bytes) is too large to decode; request fewer rows or columns`,
+    }),
+  },
+  S2SP_ERR_CONSUMER_FETCH_FAILED: {
+    status: 502,
+    message: situations({
+      aborted: () => 'the fetch was aborted',
+      timeout: (p: { timeoutMs: number }) => `the resource server did not answer in full within ${p.timeoutMs} ms; try again`,
+      unreachable: (p: { origin: string; reason: string }) => `could not reach the resource server at ${quoteInput(p.origin)}: ${p.reason}`,
+      closedEarly: () => 'the resource server closed the connection before the body was complete; try again',
+      broken: () => 'the connection to the resource server broke before the body was complete; try again',
+      /** A non-2xx answer; `serverCode`/`serverText` are what its body said (our error document, or foreign text). */
+      httpStatus: (p: { status: number; serverCode?: string; serverText?: string }) => {
+        const said = [
+          p.serverCode === undefined ? undefined : /^S2SP_ERR_[A-Z0-9_]{1,64}$/.test(p.serverCode) ? p.serverCode : quoteInput(p.serverCode),
+          p.serverText === undefined ? undefined : quoteInput(p.serverText.replace(/\s+/g, ' '), SERVER_TEXT_MAX_CHARS),
+        ].filter((s) => s !== undefined);
+        const advice = FETCH_ADVICE[p.status] ?? (p.status >= 300 && p.status < 400 ? REDIRECT_ADVICE : undefined);
+        return (
+          `the resource server answered HTTP ${p.status}` +
+          (said.length > 0 ? ` (${said.join(': ')})` : '') +
+          (advice === undefined ? '' : `; ${advice}`)
+        );
+      },
+    }),
+  },
+  S2SP_ERR_CONSUMER_RESPONSE_INVALID: {
+    status: 502,
+    message: Object.assign(
+      (p: Parameters<typeof responseProblems>[0]) => `the resource server's answer is not an S2SP body: ${responseProblems(p)}`,
+      { problems: responseProblems.problems },
+    ),
+  },
 
   // Agent side (SPEC 2.3)
-  S2SP_ERR_DDI_HANDLE_UNKNOWN: { status: 404, message: 'unknown or already used ddi:// handle' },
+  S2SP_ERR_DDI_HANDLE_UNKNOWN: {
+    status: 404,
+    // redactDdiHandle already quotes and bounds the handle.
+    message: (p: { redactedHandle: string }) =>
+      `resource_url ${p.redactedHandle} is an unknown or already used ddi:// handle (each is single use); ` +
+      'call the resource tool again (mode "sync") for a fresh one',
+  },
 
   // Native codecs
-  S2SP_ERR_CODEC_UNAVAILABLE: { status: 406, message: 'the LZ4 codec (lz4-napi) is not available on this platform' },
+  S2SP_ERR_CODEC_UNAVAILABLE: {
+    status: 406,
+    message: situations({
+      lz4Missing: (p: { reason: string }) => `LZ4 is not available on this platform (lz4-napi: ${p.reason}); ask without codecs="lz4"`,
+      lz4Sent: () =>
+        'the resource server sent LZ4-compressed Arrow, but LZ4 (lz4-napi) is not available on this platform; ' +
+        'the server should answer uncompressed, since this client did not list codecs="lz4"',
+      codecSent: (p: { codec: string }) => `the resource server sent Arrow compressed with ${p.codec}, which this client cannot decode`,
+    }),
+  },
 
   // CLI
-  S2SP_ERR_INPUT_UNREADABLE: { status: 400, message: 'the input file could not be read as a table' },
-} as const satisfies Record<string, { status: number; message: string }>;
+  S2SP_ERR_INPUT_UNREADABLE: {
+    status: 400,
+    message: situations({
+      // The file as a whole (read-table-file.ts)
+      unknownFormat: (p: { path: string; format: string; formats: readonly string[] }) =>
+        `cannot read ${quoteInput(p.path)}: unknown format ${quoteInput(p.format)} (expected ${p.formats.join(', ')})`,
+      /** `fsCode` is Node's error code (ENOENT...); `reason` the error's message, used when the code has no wording here. */
+      fileUnreadable: (p: { path: string; fsCode: unknown; reason: string }) =>
+        `cannot read ${quoteInput(p.path)}: ${(typeof p.fsCode === 'string' ? FS_PROBLEMS[p.fsCode] : undefined) ?? p.reason}`,
+      /** `reason` is the message of the reader's own error. */
+      asFormat: (p: { path: string; format: string; reason: string }) => `cannot read ${quoteInput(p.path)} as ${p.format}: ${p.reason}`,
+      emptyFile: () => 'the file is empty',
+      notUtf8: () => 'the text is not valid UTF-8',
+      // JSON and GeoJSON
+      invalidJson: (p: { reason: string; jsonLines: boolean }) =>
+        `invalid JSON: ${p.reason}${p.jsonLines ? ' (newline-delimited JSON is not supported: use a JSON array)' : ''}`,
+      notFeatureCollection: (p: { found: unknown }) => `expected a GeoJSON FeatureCollection, found ${describeValue(p.found)}`,
+      notTable: (p: { found: unknown; singleFeature: boolean }) =>
+        `expected an array of objects or a GeoJSON FeatureCollection, found ${describeValue(p.found)}` +
+        (p.singleFeature ? ' (a single GeoJSON Feature: wrap it in a FeatureCollection)' : ''),
+      elementNotObject: (p: { index: number; found: unknown }) =>
+        `element ${p.index} of the JSON array is ${describeValue(p.found)}, not an object`,
+      geojsonNoType: () => 'not a GeoJSON FeatureCollection (no type "FeatureCollection")',
+      geojsonNoFeatures: () => 'GeoJSON FeatureCollection has no "features" array',
+      geojsonFeatureNotObject: (p: { index: number }) => `GeoJSON feature ${p.index} is not an object`,
+      geojsonPropertiesNotObject: (p: { index: number }) => `GeoJSON feature ${p.index} has "properties" that is not an object`,
+      // CSV (lines are 1-based)
+      csvEmpty: () => 'empty CSV: no header row',
+      csvUnclosedQuote: (p: { line: number }) => `CSV line ${p.line}: a quoted field is never closed`,
+      csvTextAfterQuote: (p: { line: number; char: string }) => `CSV line ${p.line}: unexpected ${quoteInput(p.char)} after a closing quote`,
+      csvTooManyFields: (p: { line: number; fields: number; headerFields: number }) =>
+        `CSV line ${p.line}: ${p.fields} fields but the header has ${p.headerFields}`,
+      // Arrow IPC
+      arrowReaderFailed: (p: { reason: string }) => `Arrow IPC reader failed: ${p.reason}`,
+      arrowNoColumns: () => 'Arrow IPC data holds no columns',
+      arrowFileTruncated: () => 'Arrow IPC file is truncated (no closing ARROW1 magic)',
+      arrowStreamTruncated: (p: { reason: string }) => `Arrow IPC stream is truncated: ${p.reason}`,
+      arrowStreamMalformed: (p: { reason: string }) => p.reason,
+      featherV1: () => 'Feather v1 is not supported; save it again as Feather v2 (Arrow IPC)',
+      notArrow: () => 'not Arrow IPC data (no ARROW1 magic and no stream continuation marker; pre-0.15 streams are not supported)',
+      // Parquet
+      parquetUnavailable: (p: { reason: string }) => `the Parquet reader (parquet-wasm) could not be loaded: ${p.reason}`,
+      notParquet: () => 'not a Parquet file (no PAR1 magic at the start)',
+      parquetTooShort: () => 'the Parquet file is truncated (too short for a footer)',
+      parquetEncrypted: () => 'encrypted Parquet files are not supported',
+      parquetNoClosingMagic: () => 'the Parquet file is truncated (no closing PAR1 magic)',
+      parquetNoColumns: () => 'the Parquet file holds no columns',
+      /** A Rust panic (`RuntimeError: unreachable`), which says nothing to a user; corrupt data triggers it in practice. */
+      parquetCrashed: (p: { reason: string }) => `the Parquet reader crashed (${p.reason}); the file is probably corrupt`,
+      parquetReaderFailed: (p: { reason: string }) => `Parquet reader failed: ${p.reason}`,
+    }),
+  },
+} as const satisfies Record<string, { status: number; message: Template }>;
 
 /** A stable error code, `S2SP_ERR_<AREA>_<WHAT>`. */
 export type ErrorCode = keyof typeof ERRORS;
 
-/** Error carrying a stable code and the HTTP status the data plane maps it to. */
-export class S2SPError extends Error {
-  readonly code: ErrorCode;
+type TemplateOf<C extends ErrorCode> = (typeof ERRORS)[C]['message'];
+
+/** The values a code's message template needs; `undefined` when it needs none. */
+export type ErrorParams<C extends ErrorCode> = TemplateOf<C> extends () => string ? undefined : Parameters<TemplateOf<C>>[0];
+
+/** Options of an S2SPError, as `Error` takes them. */
+export interface S2SPErrorOptions {
+  cause?: unknown;
+}
+
+/** What `new S2SPError(code, ...)` takes after the code: `[options?]`, or `[params, options?]` when the template needs values. */
+export type ErrorArgs<C extends ErrorCode> = TemplateOf<C> extends () => string
+  ? [options?: S2SPErrorOptions]
+  : [params: ErrorParams<C>, options?: S2SPErrorOptions];
+
+/** A message rendered elsewhere; only {@link S2SPError.fromWire} makes one. */
+class RenderedMessage {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * Error carrying a stable code and the HTTP status the data plane maps it to.
+ * Its message is the code's template rendered with the params passed:
+ * `new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND')`,
+ * `new S2SPError('S2SP_ERR_CACHE_FULL', { neededBytes, freeBytes, maxBytes })`,
+ * `new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'emptyFile' }, { cause })`.
+ */
+export class S2SPError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
   readonly status: number;
 
   /**
    * @param code stable error code from {@link ERRORS}
-   * @param message specific message; defaults to the code's message
+   * @param args the values the code's template needs (omitted when it needs none), then `{ cause }` if any
    */
-  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown }) {
-    super(message ?? ERRORS[code].message, options);
+  constructor(code: C, ...args: ErrorArgs<C>) {
+    const [first, second] = args as readonly unknown[];
+    const template = ERRORS[code].message as (params: unknown) => string;
+    let message: string;
+    let options: unknown;
+    if (first instanceof RenderedMessage) {
+      message = first.text;
+      options = second;
+    } else if (template.length === 0) {
+      message = template(undefined);
+      options = first;
+    } else {
+      message = template(first);
+      options = second;
+    }
+    super(message, options as S2SPErrorOptions | undefined);
     this.name = 'S2SPError';
     this.code = code;
     this.status = ERRORS[code].status;
+  }
+
+  /**
+   * Rebuilds an error from its wire form `{code, message}`: an error a worker
+   * sent back (structured clone keeps no class) or an error document. This is
+   * the only way to give an S2SPError a message its template did not render
+   * here; never use it to bring your own wording.
+   * @param code the code as received (check it with {@link isS2SPError} first)
+   * @param message the message as received, already rendered
+   */
+  static fromWire(code: ErrorCode, message: string, options?: S2SPErrorOptions): S2SPError {
+    return new S2SPError(code, ...([new RenderedMessage(message), options] as unknown as ErrorArgs<ErrorCode>));
   }
 }
 
@@ -73,12 +517,6 @@ export class S2SPError extends Error {
 export function isS2SPError(value: unknown, code?: ErrorCode): value is S2SPError {
   if (typeof value !== 'object' || value === null) return false;
   const c = (value as { code?: unknown }).code;
-  if (typeof c !== 'string' || !(c in ERRORS)) return false;
+  if (typeof c !== 'string' || !Object.hasOwn(ERRORS, c)) return false;
   return code === undefined || c === code;
-}
-
-/** Lists at most `limit` values for an error message, noting how many were left off. */
-export function listForMessage(values: readonly unknown[], limit = 5): string {
-  const shown = values.slice(0, limit).map((v) => JSON.stringify(v)).join(', ');
-  return values.length > limit ? `${shown} (and ${values.length - limit} more)` : shown;
 }

@@ -4,7 +4,7 @@
  */
 
 // Errors
-export { ERRORS, S2SPError, isS2SPError, type ErrorCode } from './errors.js';
+export { ERRORS, S2SPError, isS2SPError, type ErrorArgs, type ErrorCode, type ErrorParams } from './errors.js';
 
 // Control plane
 export { S2SPServer, type S2SPServerOptions, type ListenOptions } from './server/s2sp-server.js';

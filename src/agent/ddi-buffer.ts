@@ -32,11 +32,7 @@ export class DdiBuffer {
   take(handle: string): unknown[] {
     const rows = this.entries.get(handle);
     if (rows === undefined) {
-      throw new S2SPError(
-        'S2SP_ERR_DDI_HANDLE_UNKNOWN',
-        `resource_url ${redactDdiHandle(handle)} is an unknown or already used ddi:// handle (each is single use); ` +
-          'call the resource tool again (mode "sync") for a fresh one',
-      );
+      throw new S2SPError('S2SP_ERR_DDI_HANDLE_UNKNOWN', { redactedHandle: redactDdiHandle(handle) });
     }
     this.entries.delete(handle);
     return rows;

@@ -79,11 +79,11 @@ export class MemoryStore implements BodyStore {
     const ipc = sharedIpcFromTable(table, (n) => this.memoryPool.acquire(n));
     if (this.bytes + ipc.byteLength > this.maxBytes) {
       this.memoryPool.release(ipc);
-      throw new S2SPError(
-        'S2SP_ERR_CACHE_FULL',
-        `the body cache is full: this body needs ${ipc.byteLength} bytes, ${this.maxBytes - this.bytes} of ${this.maxBytes} are free; ` +
-          'fetch or let expire earlier results, or request fewer rows',
-      );
+      throw new S2SPError('S2SP_ERR_CACHE_FULL', {
+        neededBytes: ipc.byteLength,
+        freeBytes: this.maxBytes - this.bytes,
+        maxBytes: this.maxBytes,
+      });
     }
     const body: CachedBody = {
       id: randomUUID(),

@@ -44,11 +44,11 @@ export function bodyFromArrow(bytes: Uint8Array): ArrowBody {
     table = tableFromIPC(bytes);
   } catch (error) {
     if (isS2SPError(error)) throw error;
-    throw invalid(`arrow-js could not decode the Arrow stream (${(error as Error).message})`, error);
+    throw invalid({ problem: 'arrowUndecodable', reason: (error as Error).message }, error);
   }
   // The walk proved the stream complete; this proves the reader used all of it.
   if (table.numRows !== outline.rows) {
-    throw invalid(`the Arrow stream declares ${outline.rows} rows but ${table.numRows} were decoded`);
+    throw invalid({ problem: 'rowCountMismatch', declared: outline.rows, decoded: table.numRows });
   }
   checkRowIds(table);
   return {
@@ -61,9 +61,9 @@ export function bodyFromArrow(bytes: Uint8Array): ArrowBody {
 
 function checkRowIdField(schema: Schema): void {
   const first = schema.fields[0];
-  if (first === undefined) throw invalid('the Arrow schema has no fields');
-  if (first.name !== ROW_ID) throw invalid(`the first Arrow field is ${JSON.stringify(first.name)}, not ${ROW_ID}`);
-  if (!DataType.isInt(first.type)) throw invalid(`${ROW_ID} has Arrow type ${first.type}, not an integer type`);
+  if (first === undefined) throw invalid({ problem: 'noFields' });
+  if (first.name !== ROW_ID) throw invalid({ problem: 'firstField', name: first.name });
+  if (!DataType.isInt(first.type)) throw invalid({ problem: 'rowIdType', type: String(first.type) });
 }
 
 /**
@@ -75,18 +75,14 @@ function checkRowIdField(schema: Schema): void {
 function prepareCodec(codec: CompressionType): void {
   if (codec === CompressionType.LZ4_FRAME) {
     if (!lz4Available()) {
-      throw new S2SPError(
-        'S2SP_ERR_CODEC_UNAVAILABLE',
-        'the resource server sent LZ4-compressed Arrow, but LZ4 (lz4-napi) is not available on this platform; ' +
-          'the server should answer uncompressed, since this client did not list codecs="lz4"',
-      );
+      throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'lz4Sent' });
     }
     registerLz4Decoder();
     return;
   }
   if (typeof compressionRegistry.get(codec)?.decode !== 'function') {
     const name = CompressionType[codec] ?? `codec ${codec}`;
-    throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', `the resource server sent Arrow compressed with ${name}, which this client cannot decode`);
+    throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'codecSent', codec: name });
   }
 }
 
@@ -100,14 +96,14 @@ function checkRowIds(table: Table): void {
   let previous = -1;
   let ascending = true;
   forEachRowId(table, (id) => {
-    if (!(id >= 0 && id <= MAX_ROW_ID)) throw invalid(`${ROW_ID} ${id} is not in [0, ${MAX_ROW_ID}]`);
+    if (!(id >= 0 && id <= MAX_ROW_ID)) throw invalid({ problem: 'rowIdRange', id });
     if (id <= previous) ascending = false;
     previous = id;
   });
   if (ascending) return;
   const seen = new Set<number>();
   forEachRowId(table, (id) => {
-    if (seen.has(id)) throw invalid(`${ROW_ID} ${id} occurs twice in the body`);
+    if (seen.has(id)) throw invalid({ problem: 'duplicateRowId', id });
     seen.add(id);
   });
 }
@@ -115,7 +111,7 @@ function checkRowIds(table: Table): void {
 function forEachRowId(table: Table, visit: (id: number) => void): void {
   for (const batch of table.batches) {
     const data = batch.data.children[0];
-    if (data.nullCount > 0) throw invalid(`${ROW_ID} has null values`);
+    if (data.nullCount > 0) throw invalid({ problem: 'rowIdNulls' });
     // Decoded from IPC, so unsliced: values[0] is the batch's first id.
     // Int64/Uint64 come as bigint; Number() is exact in the range we accept.
     const values = data.values as ArrayLike<number | bigint>;
@@ -130,7 +126,7 @@ function completeOutline(bytes: Uint8Array): StreamOutline {
   } catch (error) {
     if (!(error instanceof IpcStreamError)) throw error;
     throw error.kind === 'truncated'
-      ? invalid(`the transfer was cut short: ${error.message}; none of its rows are used`)
-      : invalid(error.message, error.cause);
+      ? invalid({ problem: 'cutShort', reason: error.message })
+      : invalid({ problem: 'badStream', reason: error.message }, error.cause);
   }
 }

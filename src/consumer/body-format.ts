@@ -34,7 +34,7 @@ export interface AnsweredBody extends DecodedBody {
 export function bodyFormatOption(format: string | undefined): BodyFormat {
   if (format === undefined) return BodyFormat.auto;
   if (typeof format !== 'string' || !Object.hasOwn(BodyFormat, format)) {
-    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `format must be "auto", "json" or "arrow", got ${JSON.stringify(format)}`);
+    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'format', value: format });
   }
   return format as BodyFormat;
 }
@@ -66,7 +66,7 @@ export function decodeAnswer(bytes: Uint8Array, contentType: string | undefined,
   const mediaType = mediaTypeOf(contentType);
   const answered = mediaType === ARROW_STREAM_TYPE ? 'arrow' : 'json';
   if (format !== BodyFormat.auto && answered !== format) {
-    throw responseInvalid(`it was asked for ${format} only but answered Content-Type ${JSON.stringify(contentType ?? '')}`);
+    throw responseInvalid({ problem: 'wrongFormat', asked: format, contentType });
   }
   if (answered === 'arrow') return { ...bodyFromArrow(bytes), format: answered };
   return { ...bodyFromJson(bytes), format: answered, compressed: false };

@@ -8,7 +8,7 @@
  * that already had the target name.
  */
 import { RecordBatch, Schema, Struct, Table, makeData, type Field } from 'apache-arrow';
-import { S2SPError } from '../errors.js';
+import { S2SPError, type ErrorParams } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 import { setRowValue } from './merge.js';
@@ -24,29 +24,29 @@ import { setRowValue } from './merge.js';
  */
 export function parseColumnMapping(text: string | undefined): Record<string, string> | undefined {
   if (text === undefined || text === null) return undefined;
-  if (typeof text !== 'string') throw invalid('must be a string holding a JSON object');
+  if (typeof text !== 'string') throw invalid({ problem: 'mappingNotString' });
   if (text.trim() === '') return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw invalid('is not valid JSON; pass a JSON object such as {"event": "alert_type"}');
+    throw invalid({ problem: 'mappingNotJson' });
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw invalid('must be a JSON object such as {"event": "alert_type"}');
+    throw invalid({ problem: 'mappingNotObject' });
   }
   const mapping: Record<string, string> = {};
   const sourceOf = new Map<string, string>();
   for (const [source, target] of Object.entries(parsed)) {
     if (typeof target !== 'string' || target === '') {
-      throw invalid(`maps ${JSON.stringify(source)} to ${JSON.stringify(target)}; every value must be a non-empty column name`);
+      throw invalid({ problem: 'mappingBadTarget', source, target });
     }
     if (source === ROW_ID || target === ROW_ID) {
-      throw invalid(`must not rename ${ROW_ID} or rename a column to it; ${ROW_ID} joins the rows`);
+      throw invalid({ problem: 'mappingRowId' });
     }
     const earlier = sourceOf.get(target);
     if (earlier !== undefined) {
-      throw invalid(`maps both ${JSON.stringify(earlier)} and ${JSON.stringify(source)} to ${JSON.stringify(target)}; targets must differ`);
+      throw invalid({ problem: 'mappingSameTarget', first: earlier, second: source, target });
     }
     sourceOf.set(target, source);
     setRowValue(mapping, source, target);
@@ -117,6 +117,6 @@ function isShadowed(row: Row, key: string, mapping: Record<string, string>): boo
   return false;
 }
 
-function invalid(what: string): S2SPError {
-  return new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `column_mapping ${what}`);
+function invalid(params: ErrorParams<'S2SP_ERR_CONSUMER_ARG_INVALID'>): S2SPError {
+  return new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', params);
 }

@@ -9,7 +9,7 @@
  * a bare array of `_row_id` numbers. They are told apart by the first item:
  * an object, an array, a number.
  */
-import { S2SPError } from '../errors.js';
+import { S2SPError, type ErrorParams } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 import { setRowValue } from './merge.js';
@@ -41,15 +41,11 @@ export interface ConsumerArgs {
  */
 export function parseAbstractData(text: string): Row[] | '*' {
   if (typeof text === 'string' && text.trim() === '*') return '*';
-  const param = 'abstract_data';
-  const hint =
-    'pass the abstract rows exactly as the resource tool returned them (for the "columns" format, its header array first), ' +
-    'a JSON array of their _row_id numbers, or "*" for every row';
-  const parsed = parseJsonArray(text, param, hint);
+  const parsed = parseJsonArray(text, 'abstract_data');
   const first: unknown = parsed[0];
-  if (typeof first === 'number') return rowsFromIds(parsed, param, hint);
-  if (Array.isArray(first)) return rowsFromColumnsLayout(parsed, param, hint);
-  return checkRowObjects(parsed, param, hint);
+  if (typeof first === 'number') return rowsFromIds(parsed);
+  if (Array.isArray(first)) return rowsFromColumnsLayout(parsed);
+  return checkRowObjects(parsed, 'abstract_data');
 }
 
 /**
@@ -59,7 +55,7 @@ export function parseAbstractData(text: string): Row[] | '*' {
  * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` naming the parameter and the problem
  */
 export function parseBodyData(text: string): Row[] {
-  return parseRows(text, 'body_data', 'pass the body rows exactly as the resource tool returned them');
+  return parseRows(text, 'body_data');
 }
 
 /** True when an optional string parameter was given: not absent, not blank. */
@@ -67,104 +63,85 @@ export function isGiven(value: string | undefined): value is string {
   return typeof value === 'string' && value.trim() !== '';
 }
 
-function parseRows(text: string, param: string, hint: string): Row[] {
-  return checkRowObjects(parseJsonArray(text, param, hint), param, hint);
+function parseRows(text: string, param: RowsParam): Row[] {
+  return checkRowObjects(parseJsonArray(text, param), param);
 }
 
-function parseJsonArray(text: string, param: string, hint: string): unknown[] {
+function parseJsonArray(text: string, param: RowsParam): unknown[] {
   if (typeof text !== 'string') {
-    throw invalid(`${param} must be a string holding a JSON array, got ${describe(text)}; ${hint}`);
+    throw invalid({ problem: 'rowsNotString', param, got: text });
   }
-  if (text.trim() === '') throw invalid(`${param} is missing or empty; ${hint}`);
+  if (text.trim() === '') throw invalid({ problem: 'rowsMissing', param });
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw invalid(`${param} is not valid JSON; ${hint} (a JSON array of objects)`);
+    throw invalid({ problem: 'rowsNotJson', param });
   }
   if (!Array.isArray(parsed)) {
-    throw invalid(`${param} must be a JSON array of row objects, got ${describe(parsed)}; ${hint}`);
+    throw invalid({ problem: 'rowsNotArray', param, got: parsed });
   }
   return parsed;
 }
 
-function checkRowObjects(parsed: unknown[], param: string, hint: string): Row[] {
+function checkRowObjects(parsed: unknown[], param: RowsParam): Row[] {
   for (let i = 0; i < parsed.length; i++) {
     const row = parsed[i];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-      throw invalid(`${param} row ${i} is not a JSON object; ${hint}`);
+      throw invalid({ problem: 'rowNotObject', param, index: i });
     }
     if (!Object.hasOwn(row, ROW_ID)) {
-      throw invalid(`${param} row ${i} has no ${ROW_ID}; ${hint}`);
+      throw invalid({ problem: 'rowNoRowId', param, index: i });
     }
     const id = (row as Row)[ROW_ID];
     if (!isRowId(id)) {
-      throw invalid(`${param} row ${i} has ${ROW_ID} ${JSON.stringify(id)}, not a non-negative integer; ${hint}`);
+      throw invalid({ problem: 'rowBadRowId', param, index: i, id });
     }
   }
   return parsed as Row[];
 }
 
 /** A bare id list: every item a `_row_id`. */
-function rowsFromIds(parsed: unknown[], param: string, hint: string): Row[] {
+function rowsFromIds(parsed: unknown[]): Row[] {
   const rows: Row[] = new Array(parsed.length);
   for (let i = 0; i < parsed.length; i++) {
     const id = parsed[i];
-    if (!isRowId(id)) {
-      throw invalid(`${param} item ${i} is ${describe(id)} ${boundedJson(id)}, not a ${ROW_ID} (a non-negative integer); ${hint}`);
-    }
+    if (!isRowId(id)) throw invalid({ problem: 'idBad', index: i, id });
     rows[i] = { [ROW_ID]: id };
   }
   return rows;
 }
 
 /** The `columns` layout: a header of distinct column names holding `_row_id`, then one array per row. */
-function rowsFromColumnsLayout(parsed: unknown[], param: string, hint: string): Row[] {
+function rowsFromColumnsLayout(parsed: unknown[]): Row[] {
   const header = parsed[0] as unknown[];
   const named = new Set<string>();
   for (const name of header) {
-    if (typeof name !== 'string') {
-      throw invalid(`${param} starts with an array but its first array is not the header of column names; ${hint}`);
-    }
-    if (named.has(name)) throw invalid(`${param} header names column ${boundedJson(name)} twice; ${hint}`);
+    if (typeof name !== 'string') throw invalid({ problem: 'headerNotNames' });
+    if (named.has(name)) throw invalid({ problem: 'headerDuplicate', name });
     named.add(name);
   }
   const idAt = header.indexOf(ROW_ID);
-  if (idAt < 0) throw invalid(`${param} header has no ${ROW_ID}; ${hint}`);
+  if (idAt < 0) throw invalid({ problem: 'headerNoRowId' });
   const names = header as string[];
   const rows: Row[] = new Array(parsed.length - 1);
   for (let i = 1; i < parsed.length; i++) {
     const values = parsed[i];
-    // Row numbers count from the first row after the header, as an LLM reads them.
-    if (!Array.isArray(values)) throw invalid(`${param} row ${i - 1} is not an array like its header; ${hint}`);
-    if (values.length !== names.length) {
-      throw invalid(`${param} row ${i - 1} has ${values.length} values for ${names.length} header columns; ${hint}`);
-    }
+    // Rows count from the first line after the header, as an LLM reads them.
+    const index = i - 1;
+    if (!Array.isArray(values)) throw invalid({ problem: 'lineNotArray', index });
+    if (values.length !== names.length) throw invalid({ problem: 'lineLength', index, values: values.length, columns: names.length });
     const id: unknown = values[idAt];
-    if (!isRowId(id)) {
-      throw invalid(`${param} row ${i - 1} has ${ROW_ID} ${boundedJson(id)}, not a non-negative integer; ${hint}`);
-    }
+    if (!isRowId(id)) throw invalid({ problem: 'rowBadRowId', param: 'abstract_data', index, id });
     const row: Row = { [ROW_ID]: id };
     for (let c = 0; c < names.length; c++) if (c !== idAt) setRowValue(row, names[c], values[c]);
-    rows[i - 1] = row;
+    rows[index] = row;
   }
   return rows;
 }
 
-/** At most 40 characters of a value's JSON, for messages (they echo input). */
-function boundedJson(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
-}
+type RowsParam = 'abstract_data' | 'body_data';
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'nothing';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return `a ${typeof value}`;
-}
-
-function invalid(message: string): S2SPError {
-  return new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', message);
+function invalid(params: ErrorParams<'S2SP_ERR_CONSUMER_ARG_INVALID'>): S2SPError {
+  return new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', params);
 }

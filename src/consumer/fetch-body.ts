@@ -97,10 +97,10 @@ function requestBody(options: FetchBodyOptions): { row_ids?: number[]; columns?:
     // On the wire an empty row_ids means every row (SPEC 3.1): a caller with
     // nothing selected must not silently receive the whole table.
     if (options.rowIds.length === 0) {
-      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', 'rowIds is empty; pass undefined to fetch every row');
+      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'rowIdsEmpty' });
     }
     if (!options.rowIds.every((id) => Number.isInteger(id) && id >= 0)) {
-      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', 'rowIds must be non-negative integers');
+      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'rowIdsNotIntegers' });
     }
     out.row_ids = [...options.rowIds];
   }
@@ -118,7 +118,7 @@ interface Answer {
 function post(url: URL, payload: string, accept: string, maxBytes: number, timeoutMs: number, signal?: AbortSignal): Promise<Answer> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
-      reject(fetchFailed('the fetch was aborted', signal.reason));
+      reject(fetchFailed({ problem: 'aborted' }, signal.reason));
       return;
     }
     const client = url.protocol === 'https:' ? https : http;
@@ -136,9 +136,9 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
         resolve({ bytes: bytes as Buffer, contentType });
       }
     };
-    const onAbort = () => finish(fetchFailed('the fetch was aborted', signal?.reason));
+    const onAbort = () => finish(fetchFailed({ problem: 'aborted' }, signal?.reason));
     const timer = setTimeout(
-      () => finish(fetchFailed(`the resource server did not answer in full within ${timeoutMs} ms; try again`)),
+      () => finish(fetchFailed({ problem: 'timeout', timeoutMs })),
       timeoutMs,
     );
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -152,7 +152,7 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
         'content-length': Buffer.byteLength(payload),
       },
     });
-    request.on('error', (error) => finish(fetchFailed(`could not reach the resource server at ${url.origin}: ${error.message}`, error)));
+    request.on('error', (error) => finish(fetchFailed({ problem: 'unreachable', origin: url.origin, reason: error.message }, error)));
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;
       contentType = response.headers['content-type'];
@@ -161,7 +161,7 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
       const limit = ok ? maxBytes : Math.min(maxBytes, 64 * 1024);
       const declared = Number(response.headers['content-length']);
       if (ok && Number.isFinite(declared) && declared > maxBytes) {
-        finish(tooLarge(maxBytes, `Content-Length says ${declared} bytes`));
+        finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'declared', maxBytes, declaredBytes: declared }));
         return;
       }
       const chunks: Buffer[] = [];
@@ -169,7 +169,7 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
       response.on('data', (chunk: Buffer) => {
         received += chunk.length;
         if (received > limit) {
-          if (ok) finish(tooLarge(maxBytes, `over ${maxBytes} bytes received`));
+          if (ok) finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'received', maxBytes }));
           else finish(httpFailure(status, Buffer.concat(chunks)));
           return;
         }
@@ -177,31 +177,24 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
       });
       response.on('end', () => {
         const bytes = Buffer.concat(chunks, received);
-        if (!response.complete) finish(fetchFailed('the resource server closed the connection before the body was complete'));
+        if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
         else if (!ok) finish(httpFailure(status, bytes));
         else finish(undefined, bytes);
       });
       response.on('error', (error) =>
-        finish(fetchFailed('the connection to the resource server broke before the body was complete; try again', error)),
+        finish(fetchFailed({ problem: 'broken' }, error)),
       );
       response.on('close', () => {
-        if (!response.complete) finish(fetchFailed('the resource server closed the connection before the body was complete; try again'));
+        if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
       });
     });
     request.end(payload);
   });
 }
 
-function tooLarge(maxBytes: number, detail: string): S2SPError {
-  return new S2SPError(
-    'S2SP_ERR_CONSUMER_BODY_TOO_LARGE',
-    `the resource body is over the consumer limit of ${maxBytes} bytes (${detail}); select fewer rows or columns`,
-  );
-}
-
 function positive(value: number, name: string): number {
   if (!Number.isFinite(value) || value <= 0) {
-    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `${name} must be a positive number, got ${value}`);
+    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'notPositive', option: name, value });
   }
   return value;
 }

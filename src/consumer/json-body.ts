@@ -36,22 +36,22 @@ export interface DecodedBody {
 export function bodyFromJson(bytes: Uint8Array): DecodedBody {
   const doc = parseDocument(bytes);
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
-    throw invalid('it is not a JSON object');
+    throw invalid({ problem: 'notObject' });
   }
   const { body, total_rows: totalRows, columns_returned: columnsReturned } = doc as Record<string, unknown>;
-  if (!Array.isArray(body)) throw invalid('it has no "body" array');
+  if (!Array.isArray(body)) throw invalid({ problem: 'noBody' });
   checkRows(body);
   if (totalRows !== undefined && !(Number.isInteger(totalRows) && (totalRows as number) >= 0)) {
-    throw invalid('"total_rows" is not a non-negative integer');
+    throw invalid({ problem: 'badTotalRows' });
   }
   if (columnsReturned !== undefined && !(Array.isArray(columnsReturned) && columnsReturned.every((c) => typeof c === 'string'))) {
-    throw invalid('"columns_returned" is not an array of strings');
+    throw invalid({ problem: 'badColumnsReturned' });
   }
   let table: Table;
   try {
     table = tableFromRows(body, { preserveRowIds: true });
   } catch (error) {
-    if (isS2SPError(error, 'S2SP_ERR_TABLE_INVALID')) throw invalid((error as Error).message, error);
+    if (isS2SPError(error, 'S2SP_ERR_TABLE_INVALID')) throw invalid({ problem: 'badRows', reason: (error as Error).message }, error);
     throw error;
   }
   return {
@@ -67,16 +67,12 @@ function parseDocument(bytes: Uint8Array): unknown {
     text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   } catch (error) {
     // ERR_STRING_TOO_LONG: V8 strings stop near 512 MiB.
-    throw new S2SPError(
-      'S2SP_ERR_CONSUMER_BODY_TOO_LARGE',
-      `the JSON body (${bytes.byteLength} bytes) is too large to decode; request fewer rows or columns`,
-      { cause: error },
-    );
+    throw new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'jsonTooLong', bytes: bytes.byteLength }, { cause: error });
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw invalid(text.length === 0 ? 'it is empty' : 'it is not valid JSON (or was cut short)', error);
+    throw invalid({ problem: text.length === 0 ? 'empty' : 'notJson' }, error);
   }
 }
 
@@ -86,13 +82,13 @@ function checkRows(body: unknown[]): void {
   for (let i = 0; i < body.length; i++) {
     const row = body[i];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-      throw invalid(`body row ${i} is not a JSON object`);
+      throw invalid({ problem: 'rowNotObject', index: i });
     }
     const id = (row as Record<string, unknown>)[ROW_ID];
     if (!isRowId(id)) {
-      throw invalid(`body row ${i} has no integer ${ROW_ID}`);
+      throw invalid({ problem: 'rowNoRowId', index: i });
     }
-    if (seen.has(id as number)) throw invalid(`${ROW_ID} ${id} occurs twice in the body`);
+    if (seen.has(id as number)) throw invalid({ problem: 'duplicateRowId', id: id as number });
     seen.add(id as number);
   }
 }

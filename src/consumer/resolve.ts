@@ -58,10 +58,7 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
   const hasUrl = isGiven(args.resource_url);
   const hasBody = isGiven(args.body_data);
   if (hasUrl && hasBody) {
-    throw new S2SPError(
-      'S2SP_ERR_CONSUMER_ARG_INVALID',
-      'pass either resource_url (async mode) or body_data (sync mode), not both',
-    );
+    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'urlAndBody' });
   }
   const fetchOptions = { allowedOrigins: options.allowedOrigins, maxBytes: options.maxBodyBytes, timeoutMs: options.timeoutMs };
 
@@ -75,11 +72,7 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
       const rows = parseBodyData(args.body_data as string).map((row) => applyColumnMapping(row, mapping));
       return { rows, table: tableFromRows(rows, { preserveRowIds: true }), source: 'body_data', bytesReceived: 0 };
     }
-    throw new S2SPError(
-      'S2SP_ERR_CONSUMER_ARG_INVALID',
-      'abstract_data "*" selects every row of a resource, so resource_url or body_data is required; ' +
-        'pass the resource_url the resource tool returned',
-    );
+    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'starWithoutBody' });
   }
 
   // Body rows with the mapping already applied.

@@ -19,9 +19,6 @@ import { tokenSegmentOf } from '../protocol/data-path.js';
  */
 export const DEFAULT_ALLOWED_ORIGINS: readonly string[] = Object.freeze([]);
 
-const LOOPBACK_TEXT = 'loopback (localhost, 127.0.0.0/8, [::1])';
-const HINT = 'resource_url must be the URL returned by the resource tool, passed unchanged';
-
 /**
  * Parses and checks a resource_url.
  *
@@ -35,40 +32,28 @@ const HINT = 'resource_url must be the URL returned by the resource tool, passed
  */
 export function checkResourceUrl(resourceUrl: string, allowedOrigins: readonly string[] = DEFAULT_ALLOWED_ORIGINS): URL {
   if (typeof resourceUrl !== 'string' || resourceUrl.trim() === '') {
-    throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', `resource_url is missing or empty; ${HINT}`);
+    throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', { problem: 'missing' });
   }
   let url: URL;
   try {
     url = new URL(resourceUrl.trim());
   } catch {
     // The text may hold a token: do not echo it.
-    throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', `resource_url is not a valid URL; ${HINT}`);
+    throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', { problem: 'notUrl' });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new S2SPError(
-      'S2SP_ERR_CONSUMER_URL_INVALID',
-      `resource_url must use http: or https:, not ${url.protocol}; ${HINT}` +
-        (url.protocol === 'ddi:' ? ' (a ddi:// handle is only understood by an S2SP-aware agent SDK)' : ''),
-    );
+    throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', { problem: 'scheme', protocol: url.protocol });
   }
   const segment = tokenSegmentOf(url.pathname);
   if (segment === undefined) {
-    throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', `resource_url path must end with /s2sp/data/<token>; ${HINT}`);
+    throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', { problem: 'path' });
   }
   if (!isWellFormedToken(segment)) {
-    throw new S2SPError(
-      'S2SP_ERR_CONSUMER_URL_INVALID',
-      `resource_url token ${JSON.stringify(redactToken(segment))} is malformed (a token is 43 base64url characters); ${HINT}`,
-    );
+    throw new S2SPError('S2SP_ERR_CONSUMER_URL_INVALID', { problem: 'token', redactedToken: redactToken(segment) });
   }
   const allowed = normaliseOrigins(allowedOrigins);
   if (!isLoopbackHost(url.hostname) && !allowed.includes(url.origin)) {
-    const list = [LOOPBACK_TEXT, ...allowed].join(', ');
-    throw new S2SPError(
-      'S2SP_ERR_CONSUMER_ORIGIN_REFUSED',
-      `resource_url origin ${url.origin} is not allowed; allowed origins: ${list}. ${HINT}; ` +
-        'if it is, the consumer server must add that origin to its allowed origins',
-    );
+    throw new S2SPError('S2SP_ERR_CONSUMER_ORIGIN_REFUSED', { origin: url.origin, allowedOrigins: allowed });
   }
   return url;
 }
@@ -88,10 +73,10 @@ function normaliseOrigins(origins: readonly string[]): string[] {
     try {
       parsed = new URL(origin);
     } catch {
-      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `allowed origin ${JSON.stringify(origin)} is not a URL`);
+      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'allowedOriginNotUrl', origin });
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', `allowed origin ${JSON.stringify(origin)} must be http: or https:`);
+      throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'allowedOriginScheme', origin });
     }
     return parsed.origin;
   });

@@ -4,7 +4,7 @@
  * MCP"; a value that names no column once parsed, or malformed JSON, is an
  * error, and so is a name that is not a column.
  */
-import { S2SPError, listForMessage } from '../errors.js';
+import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 
 /**
@@ -18,30 +18,23 @@ export function parseAbstractDomains(value: string | undefined): string[] | unde
   const trimmed = value.trim();
   let names: unknown[];
   if (trimmed.startsWith('{')) {
-    throw new S2SPError('S2SP_ERR_DOMAINS_INVALID', 'abstract_domains must be "a,b" or a JSON array \'["a","b"]\', not a JSON object');
+    throw new S2SPError('S2SP_ERR_DOMAINS_INVALID', { problem: 'jsonObject' });
   }
   if (trimmed.startsWith('[')) {
     try {
       names = JSON.parse(trimmed);
     } catch {
-      throw new S2SPError(
-        'S2SP_ERR_DOMAINS_INVALID',
-        'abstract_domains looks like a JSON array but is not valid JSON; pass column names as "a,b" or \'["a","b"]\'',
-      );
+      throw new S2SPError('S2SP_ERR_DOMAINS_INVALID', { problem: 'badJson' });
     }
     if (!Array.isArray(names) || names.some((n) => typeof n !== 'string')) {
-      throw new S2SPError('S2SP_ERR_DOMAINS_INVALID', 'abstract_domains as JSON must be an array of column-name strings');
+      throw new S2SPError('S2SP_ERR_DOMAINS_INVALID', { problem: 'notStrings' });
     }
   } else {
     names = trimmed.split(',');
   }
   const columns = [...new Set((names as string[]).map((n) => n.trim()).filter((n) => n !== '' && n !== ROW_ID))];
   if (columns.length === 0) {
-    throw new S2SPError(
-      'S2SP_ERR_DOMAINS_INVALID',
-      `abstract_domains ${JSON.stringify(value)} names no column (${ROW_ID} is always included); ` +
-        'name the columns you need, or omit abstract_domains for the full table',
-    );
+    throw new S2SPError('S2SP_ERR_DOMAINS_INVALID', { problem: 'noColumn', value });
   }
   return columns;
 }
@@ -54,8 +47,5 @@ export function checkDomainsExist(domains: readonly string[], columns: readonly 
   const known = new Set(columns);
   const unknown = domains.filter((d) => !known.has(d));
   if (unknown.length === 0) return;
-  throw new S2SPError(
-    'S2SP_ERR_DOMAINS_UNKNOWN',
-    `unknown abstract_domains: ${listForMessage(unknown)}. Available columns: ${columns.join(', ')}`,
-  );
+  throw new S2SPError('S2SP_ERR_DOMAINS_UNKNOWN', { unknown, columns });
 }

@@ -116,14 +116,14 @@ export function registerResourceTool<Shape extends ZodRawShape>(
 function plainResult(result: TableResult): CallToolResult {
   if (Array.isArray(result)) return jsonToolResult(result);
   if (isArrowTable(result)) return jsonToolResult(rowsFromTable(result));
-  throw new S2SPError('S2SP_ERR_TABLE_INVALID');
+  throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 
 /** The handler's result as a body table with `_row_id` first. */
 export function bodyTableFrom(result: unknown): Table {
   if (Array.isArray(result)) return tableFromRows(result);
   if (isArrowTable(result)) return withRowIds(result);
-  throw new S2SPError('S2SP_ERR_TABLE_INVALID');
+  throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notTable' });
 }
 
 // Duck-typed as well, so a Table from a second copy of apache-arrow works.

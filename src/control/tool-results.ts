@@ -20,7 +20,7 @@ export function jsonToolResult(value: unknown): CallToolResult {
  * stack trace in the LLM's context helps nobody.
  */
 export function errorToolResult(error: unknown): CallToolResult {
-  const s2sp = isS2SPError(error) ? (error as S2SPError) : new S2SPError('S2SP_ERR_INTERNAL', 'the tool failed; see the server log');
+  const s2sp = isS2SPError(error) ? (error as S2SPError) : new S2SPError('S2SP_ERR_INTERNAL');
   return {
     isError: true,
     content: [{ type: 'text', text: `Error ${s2sp.code}: ${s2sp.message}` }],

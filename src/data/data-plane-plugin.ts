@@ -76,7 +76,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', 'request body is not valid JSON'), undefined);
+      done(new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', { problem: 'notJson' }), undefined);
     }
   });
 
@@ -143,7 +143,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   app.all(DATA_ROUTE_WILDCARD, routeOptions, async (request) => {
     const rest = (request.params as { '*': string })['*'];
     if (request.method !== 'POST' && isWellFormedToken(rest)) {
-      throw new S2SPError('S2SP_ERR_METHOD_NOT_ALLOWED', `use POST on a resource_url, not ${request.method}`);
+      throw new S2SPError('S2SP_ERR_METHOD_NOT_ALLOWED', { method: request.method });
     }
     throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
   });

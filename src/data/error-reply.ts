@@ -9,9 +9,8 @@ import { S2SPError, isS2SPError } from '../errors.js';
 const FASTIFY_CODES: Record<string, () => S2SPError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new S2SPError('S2SP_ERR_REQUEST_TOO_LARGE'),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new S2SPError('S2SP_ERR_CONTENT_TYPE_UNSUPPORTED'),
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
-    new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', 'request body length does not match Content-Length'),
-  FST_ERR_CTP_INVALID_JSON_BODY: () => new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', 'request body is not valid JSON'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', { problem: 'lengthMismatch' }),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', { problem: 'notJson' }),
   FST_ERR_CTP_INVALID_TYPE: () => new S2SPError('S2SP_ERR_CONTENT_TYPE_UNSUPPORTED'),
 };
 
@@ -19,11 +18,12 @@ const FASTIFY_CODES: Record<string, () => S2SPError> = {
 export function errorForReply(error: unknown): S2SPError {
   if (error instanceof S2SPError) return error;
   if (isS2SPError(error)) {
-    const { code, message } = error as { code: S2SPError['code']; message?: string };
-    return new S2SPError(code, message);
+    // A worker's error after structured clone: `{code, message}`, no class.
+    const { code, message } = error as { code: S2SPError['code']; message?: unknown };
+    return S2SPError.fromWire(code, typeof message === 'string' ? message : code);
   }
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && code in FASTIFY_CODES) return FASTIFY_CODES[code]();
-  if (error instanceof SyntaxError) return new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', 'request body is not valid JSON');
+  if (error instanceof SyntaxError) return new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', { problem: 'notJson' });
   return new S2SPError('S2SP_ERR_INTERNAL');
 }

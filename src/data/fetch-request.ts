@@ -4,7 +4,7 @@
  * throw 400s, and a 400 never consumes the token.
  */
 import type { Table } from 'apache-arrow';
-import { S2SPError, listForMessage } from '../errors.js';
+import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import { sortedUniqueIds } from '../table/select.js';
 
@@ -30,27 +30,27 @@ export function parseFetchRequest(body: unknown): FetchRequest {
   // undefined: no request body at all. JSON `null` is a body that is not an object.
   if (body === undefined) return {};
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', `request body must be a JSON object, got ${describe(body)}`);
+    throw new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', { problem: 'notObject', got: body });
   }
   const { row_ids: rowIds, columns } = body as { row_ids?: unknown; columns?: unknown };
   const out: { rowIds?: number[]; columns?: string[] } = {};
   if (rowIds !== undefined && rowIds !== null) {
     if (!Array.isArray(rowIds)) {
-      throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', `row_ids must be an array of integers, got ${describe(rowIds)}`);
+      throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', { problem: 'notArray', got: rowIds });
     }
     const bad = rowIds.filter((id) => !Number.isInteger(id) || (id as number) < 0);
     if (bad.length > 0) {
-      throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', `row_ids must be non-negative integers; bad values: ${listForMessage(bad)}`);
+      throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', { problem: 'notIntegers', bad });
     }
     if (rowIds.length > 0) out.rowIds = rowIds as number[];
   }
   if (columns !== undefined && columns !== null) {
     if (!Array.isArray(columns)) {
-      throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', `columns must be an array of strings, got ${describe(columns)}`);
+      throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', { problem: 'notArray', got: columns });
     }
     const bad = columns.filter((c) => typeof c !== 'string');
     if (bad.length > 0) {
-      throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', `columns must be strings; bad values: ${listForMessage(bad)}`);
+      throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', { problem: 'notStrings', bad });
     }
     if (columns.length > 0) out.columns = columns as string[];
   }
@@ -67,10 +67,7 @@ export function resolveFetch(request: FetchRequest, table: Table): ResolvedFetch
   if (request.rowIds !== undefined) {
     const bad = request.rowIds.filter((id) => id >= total);
     if (bad.length > 0) {
-      throw new S2SPError(
-        'S2SP_ERR_REQUEST_ROW_IDS_INVALID',
-        `row_ids must be in [0, ${total}); out of range: ${listForMessage(bad)}`,
-      );
+      throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', { problem: 'outOfRange', totalRows: total, bad });
     }
     sortedIds = sortedUniqueIds(request.rowIds);
   }
@@ -80,18 +77,9 @@ export function resolveFetch(request: FetchRequest, table: Table): ResolvedFetch
     const unknown = request.columns.filter((c) => !known.has(c));
     if (unknown.length > 0) {
       const available = table.schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
-      throw new S2SPError(
-        'S2SP_ERR_REQUEST_COLUMNS_INVALID',
-        `unknown columns: ${listForMessage(unknown)}; available: ${listForMessage(available, 40)}`,
-      );
+      throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', { problem: 'unknown', unknown, available });
     }
     columns = [...request.columns];
   }
   return { sortedIds, columns };
-}
-
-function describe(value: unknown): string {
-  if (Array.isArray(value)) return 'an array';
-  if (value === null) return 'null';
-  return `a ${typeof value}`;
 }

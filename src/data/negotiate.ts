@@ -3,7 +3,7 @@
  * IPC stream when asked for, with the codecs the client lists in the Accept
  * parameters (`application/vnd.apache.arrow.stream; codecs="lz4"`).
  */
-import { S2SPError } from '../errors.js';
+import { S2SPError, type ErrorParams } from '../errors.js';
 import { ARROW_STREAM_TYPE, JSON_TYPE, arrowStreamType, parseCodecsParam } from '../protocol/media-types.js';
 
 
@@ -86,7 +86,7 @@ export function negotiateFormat(accept: string | undefined, support: Negotiation
     const q = qualityOf(format, ranges);
     if (q > 0 && (best === undefined || q > best.q)) best = { format, q };
   }
-  if (best === undefined) throw new S2SPError('S2SP_ERR_ACCEPT_UNSUPPORTED', unsupportedMessage(accept, support, wantsLz4));
+  if (best === undefined) throw new S2SPError('S2SP_ERR_ACCEPT_UNSUPPORTED', unsupportedParams(accept, support, wantsLz4));
   return best.format;
 }
 
@@ -132,11 +132,10 @@ function listedCodecs(range: MediaRange): string[] {
   return parseCodecsParam(range.params.get('codecs'));
 }
 
-function unsupportedMessage(accept: string, support: NegotiationSupport, wantsLz4: boolean): string {
+function unsupportedParams(accept: string, support: NegotiationSupport, wantsLz4: boolean): ErrorParams<'S2SP_ERR_ACCEPT_UNSUPPORTED'> {
   const types = [JSON_TYPE];
   if (support.arrow) types.push(ARROW_STREAM_TYPE);
   const lz4 = support.arrow && support.lz4;
   if (lz4) types.push(arrowStreamType('lz4'));
-  const why = wantsLz4 && support.arrow && !lz4 ? ' (LZ4 is not available on this server: lz4-napi has no binary for its platform)' : '';
-  return `unsupported Accept ${JSON.stringify(accept.slice(0, 120))}${why}; supported: ${types.join(', ')}`;
+  return { accept, supported: types, lz4Missing: wantsLz4 && support.arrow && !lz4 };
 }

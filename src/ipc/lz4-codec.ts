@@ -56,7 +56,7 @@ export function lz4Available(): boolean {
 export function lz4Codec(): Lz4Codec {
   const state = load();
   if ('codec' in state) return state.codec;
-  throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', `LZ4 is not available on this platform (lz4-napi: ${state.error}); ask without codecs="lz4"`);
+  throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'lz4Missing', reason: state.error });
 }
 
 /**

@@ -74,10 +74,7 @@ export class ColumnObserver {
         return;
       default:
         // bigint, function, symbol: no JSON value, so nothing a client could get back.
-        throw new S2SPError(
-          'S2SP_ERR_TABLE_INVALID',
-          `column ${JSON.stringify(this.name)} holds a ${typeof value}; rows must hold JSON values (convert bigints to numbers or strings)`,
-        );
+        throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notJsonValue', column: this.name, type: typeof value });
     }
   }
 

@@ -73,7 +73,7 @@ function observeColumns(rows: readonly unknown[]): ColumnObserver[] {
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-      throw new S2SPError('S2SP_ERR_TABLE_INVALID', `row ${r} is not a JSON object`);
+      throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'rowNotObject', index: r });
     }
     for (const key in row) {
       if (key === ROW_ID) continue;
@@ -94,7 +94,7 @@ function rowIdsFromRows(rows: readonly Row[]): Data<Int32> {
   for (let i = 0; i < rows.length; i++) {
     const id = rows[i][ROW_ID];
     if (typeof id !== 'number' || (id | 0) !== id || id < 0) {
-      throw new S2SPError('S2SP_ERR_TABLE_INVALID', `row ${i} has no integer ${ROW_ID}`);
+      throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'rowNoRowId', index: i });
     }
     ids[i] = id;
   }
@@ -209,7 +209,7 @@ function utf8(
       if (buffer.length - end < worst) buffer = grow(buffer, end, worst);
       end += buffer.write(text, end, 'utf8');
       if (end > MAX_UTF8_BYTES) {
-        throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', `column ${JSON.stringify(name)} holds over 2 GiB of text`);
+        throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', { column: name });
       }
     }
     offsets[i + 1] = end;

@@ -66,7 +66,7 @@ test('abstract_data in the columns layout becomes row objects, _row_id first', (
 
 test('a malformed columns layout is ARG_INVALID naming the row', () => {
   const cases: [string, RegExp][] = [
-    ['[[4,5.1,"A"],[0,2,null]]', /abstract_data starts with an array but its first array is not the header/],
+    ['[[4,5.1,"A"],[0,2,null]]', /abstract_data starts with an array, but that first array is not the header/],
     ['[["mag","place"],[5.1,"A"]]', /abstract_data header has no _row_id/],
     ['[["_row_id","mag","mag"],[1,2,3]]', /abstract_data header names column "mag" twice/],
     ['[["_row_id","mag"],[1,2],[3]]', /abstract_data row 1 has 1 values for 2 header columns/],

@@ -13,7 +13,7 @@
  *   stream: FF FF FF FF int32 len | message ... | FF FF FF FF 00 00 00 00 (EOS)
  */
 import { tableFromIPC, type Table } from 'apache-arrow';
-import { S2SPError } from '../../errors.js';
+import { S2SPError, type ErrorParams } from '../../errors.js';
 import { withRowIds } from '../../table/row-id.js';
 import { IpcStreamError, outlineIpcStream } from '../../ipc/stream-walk.js';
 import { ARROW_FILE_MAGIC, startsWithContinuation } from '../../protocol/arrow-framing.js';
@@ -40,10 +40,10 @@ export function tableFromArrowBytes(bytes: Uint8Array): Table {
   try {
     table = tableFromIPC(bytes);
   } catch (err) {
-    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', `Arrow IPC reader failed: ${messageOf(err)}`, { cause: err });
+    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'arrowReaderFailed', reason: messageOf(err) }, { cause: err });
   }
   if (table.schema.fields.length === 0) {
-    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', 'Arrow IPC data holds no columns');
+    throw unreadable({ problem: 'arrowNoColumns' });
   }
   return withRowIds(table);
 }
@@ -56,10 +56,10 @@ export function tableFromArrowBytes(bytes: Uint8Array): Table {
  *   without its end-of-stream marker
  */
 export function arrowIpcKind(bytes: Uint8Array): ArrowIpcKind {
-  if (bytes.length === 0) throw unreadable('the file is empty');
+  if (bytes.length === 0) throw unreadable({ problem: 'emptyFile' });
   if (startsWithBytes(bytes, ARROW_FILE_MAGIC)) {
     if (!startsWithBytes(bytes, ARROW_FILE_MAGIC, bytes.length - ARROW_FILE_MAGIC.length) || bytes.length < 12) {
-      throw unreadable('Arrow IPC file is truncated (no closing ARROW1 magic)');
+      throw unreadable({ problem: 'arrowFileTruncated' });
     }
     return 'file';
   }
@@ -68,20 +68,20 @@ export function arrowIpcKind(bytes: Uint8Array): ArrowIpcKind {
       outlineIpcStream(bytes);
     } catch (error) {
       if (!(error instanceof IpcStreamError)) throw error;
-      throw unreadable(error.kind === 'truncated' ? `Arrow IPC stream is truncated: ${error.message}` : error.message);
+      throw unreadable({ problem: error.kind === 'truncated' ? 'arrowStreamTruncated' : 'arrowStreamMalformed', reason: error.message });
     }
     return 'stream';
   }
   if (startsWithBytes(bytes, FEATHER_V1_MAGIC)) {
-    throw unreadable('Feather v1 is not supported; save it again as Feather v2 (Arrow IPC)');
+    throw unreadable({ problem: 'featherV1' });
   }
   // Streams written before Arrow 0.15 lack the continuation marker; they
   // are rare enough now that we name them rather than guess at them.
-  throw unreadable('not Arrow IPC data (no ARROW1 magic and no stream continuation marker; pre-0.15 streams are not supported)');
+  throw unreadable({ problem: 'notArrow' });
 }
 
-function unreadable(what: string): S2SPError {
-  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', what);
+function unreadable(params: ErrorParams<'S2SP_ERR_INPUT_UNREADABLE'>): S2SPError {
+  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', params);
 }
 
 function messageOf(err: unknown): string {

@@ -9,7 +9,7 @@
  * whose cells are all `true`/`false` becomes booleans, any other stays text
  * (so `00M` next to `123` keeps both as written). Empty cells are null.
  */
-import { S2SPError } from '../../errors.js';
+import { S2SPError, type ErrorParams } from '../../errors.js';
 import type { Row } from '../../table/rows-from-table.js';
 
 const QUOTE = 0x22;
@@ -46,7 +46,7 @@ export function parseCsvRecords(text: string, lines?: number[]): string[][] {
         let from = i + 1;
         for (;;) {
           const q = text.indexOf('"', from);
-          if (q < 0) throw csvError(recordLine, 'a quoted field is never closed');
+          if (q < 0) throw unreadable({ problem: 'csvUnclosedQuote', line: recordLine });
           value += text.slice(from, q);
           if (text.charCodeAt(q + 1) !== QUOTE) {
             i = q + 1;
@@ -59,7 +59,7 @@ export function parseCsvRecords(text: string, lines?: number[]): string[][] {
         record.push(value);
         const after = text.charCodeAt(i);
         if (i < n && after !== COMMA && after !== LF && after !== CR) {
-          throw csvError(line, `unexpected ${JSON.stringify(text[i])} after a closing quote`);
+          throw unreadable({ problem: 'csvTextAfterQuote', line, char: text[i] });
         }
       } else {
         let j = i;
@@ -98,12 +98,12 @@ export function parseCsvRecords(text: string, lines?: number[]): string[][] {
 export function rowsFromCsv(text: string): Row[] {
   const lines: number[] = [];
   const records = parseCsvRecords(text, lines);
-  if (records.length === 0) throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', 'empty CSV: no header row');
+  if (records.length === 0) throw unreadable({ problem: 'csvEmpty' });
   const names = headerNames(records[0]);
   const width = names.length;
   for (let r = 1; r < records.length; r++) {
     if (records[r].length > width) {
-      throw csvError(lines[r], `${records[r].length} fields but the header has ${width}`);
+      throw unreadable({ problem: 'csvTooManyFields', line: lines[r], fields: records[r].length, headerFields: width });
     }
   }
   const rows: Row[] = new Array(records.length - 1);
@@ -184,6 +184,6 @@ function countLineBreaks(value: string): number {
   return count;
 }
 
-function csvError(line: number, what: string): S2SPError {
-  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', `CSV line ${line}: ${what}`);
+function unreadable(params: ErrorParams<'S2SP_ERR_INPUT_UNREADABLE'>): S2SPError {
+  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', params);
 }

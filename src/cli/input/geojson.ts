@@ -47,11 +47,11 @@ export function isFeatureCollection(value: unknown): value is FeatureCollectionL
  */
 export function rowsFromFeatureCollection(fc: unknown): Row[] {
   if (!isFeatureCollection(fc)) {
-    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', 'not a GeoJSON FeatureCollection (no type "FeatureCollection")');
+    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'geojsonNoType' });
   }
   const features = (fc as { features?: unknown }).features;
   if (!Array.isArray(features)) {
-    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', 'GeoJSON FeatureCollection has no "features" array');
+    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'geojsonNoFeatures' });
   }
   const rows: Row[] = new Array(features.length);
   for (let i = 0; i < features.length; i++) rows[i] = rowFromFeature(features[i], i);
@@ -60,13 +60,13 @@ export function rowsFromFeatureCollection(fc: unknown): Row[] {
 
 function rowFromFeature(feature: unknown, index: number): Row {
   if (typeof feature !== 'object' || feature === null || Array.isArray(feature)) {
-    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', `GeoJSON feature ${index} is not an object`);
+    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'geojsonFeatureNotObject', index });
   }
   const { id, properties, geometry } = feature as { id?: unknown; properties?: unknown; geometry?: unknown };
   const row: Row = {};
   if (properties !== null && properties !== undefined) {
     if (typeof properties !== 'object' || Array.isArray(properties)) {
-      throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', `GeoJSON feature ${index} has "properties" that is not an object`);
+      throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'geojsonPropertiesNotObject', index });
     }
     for (const [key, value] of Object.entries(properties)) {
       const name = (FEATURE_COLUMNS as readonly string[]).includes(key) ? SHADOWED_PROPERTY_PREFIX + key : key;

@@ -4,7 +4,7 @@
  * Anything else is refused with a message that says which shape was found,
  * since "not a table" alone does not help someone fix their file.
  */
-import { S2SPError } from '../../errors.js';
+import { S2SPError, type ErrorParams } from '../../errors.js';
 import type { Row } from '../../table/rows-from-table.js';
 import { isFeatureCollection, rowsFromFeatureCollection } from './geojson.js';
 import { TableFileFormat } from './table-file-format.js';
@@ -28,16 +28,15 @@ export function rowsFromJsonText(text: string, expected: JsonRows['format'] = Ta
   const value = parseJson(text);
   if (isFeatureCollection(value)) return { rows: rowsFromFeatureCollection(value), format: TableFileFormat.GeoJson };
   if (expected === TableFileFormat.GeoJson) {
-    throw unreadable(`expected a GeoJSON FeatureCollection, found ${describe(value)}`);
+    throw unreadable({ problem: 'notFeatureCollection', found: value });
   }
   if (!Array.isArray(value)) {
-    const hint = isFeature(value) ? ' (a single GeoJSON Feature: wrap it in a FeatureCollection)' : '';
-    throw unreadable(`expected an array of objects or a GeoJSON FeatureCollection, found ${describe(value)}${hint}`);
+    throw unreadable({ problem: 'notTable', found: value, singleFeature: isFeature(value) });
   }
   for (let i = 0; i < value.length; i++) {
     const row = value[i];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-      throw unreadable(`element ${i} of the JSON array is ${describe(row)}, not an object`);
+      throw unreadable({ problem: 'elementNotObject', index: i, found: row });
     }
   }
   return { rows: value as Row[], format: TableFileFormat.Json };
@@ -48,10 +47,9 @@ function parseJson(text: string): unknown {
   try {
     return JSON.parse(body);
   } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
+    const reason = err instanceof Error ? err.message : String(err);
     // JSON Lines fails on its second line; say so instead of "unexpected token".
-    const hint = looksLikeJsonLines(body) ? ' (newline-delimited JSON is not supported: use a JSON array)' : '';
-    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', `invalid JSON: ${detail}${hint}`, { cause: err });
+    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'invalidJson', reason, jsonLines: looksLikeJsonLines(body) }, { cause: err });
   }
 }
 
@@ -64,23 +62,6 @@ function isFeature(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'Feature';
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  switch (typeof value) {
-    case 'object':
-      return 'an object';
-    case 'string':
-      return 'a string';
-    case 'number':
-      return 'a number';
-    case 'boolean':
-      return 'a boolean';
-    default:
-      return typeof value;
-  }
-}
-
-function unreadable(what: string): S2SPError {
-  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', what);
+function unreadable(params: ErrorParams<'S2SP_ERR_INPUT_UNREADABLE'>): S2SPError {
+  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', params);
 }

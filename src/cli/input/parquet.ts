@@ -21,7 +21,7 @@
  *   default of 1,024-row batches made the one call 3x slower as well.
  */
 import { Binary, Field, RecordBatch, Schema, Struct, Table, Type, Utf8, makeData, tableFromIPC, type Data } from 'apache-arrow';
-import { S2SPError } from '../../errors.js';
+import { S2SPError, type ErrorParams } from '../../errors.js';
 import { withRowIds } from '../../table/row-id.js';
 import { PARQUET_MAGIC, startsWithBytes } from './table-file-format.js';
 
@@ -83,7 +83,7 @@ export async function tableFromParquetBytes(bytes: Uint8Array, onProgress?: (mes
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
-  if (schema.fields.length === 0) throw unreadable('the Parquet file holds no columns');
+  if (schema.fields.length === 0) throw unreadable({ problem: 'parquetNoColumns' });
   return withRowIds(assemble(schema, batches));
 }
 
@@ -91,21 +91,19 @@ export async function tableFromParquetBytes(bytes: Uint8Array, onProgress?: (mes
 function loadParquetWasm(): Promise<ParquetWasm> {
   loading ??= import('parquet-wasm').catch((err: unknown) => {
     loading = undefined;
-    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', `the Parquet reader (parquet-wasm) could not be loaded: ${messageOf(err)}`, {
-      cause: err,
-    });
+    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'parquetUnavailable', reason: messageOf(err) }, { cause: err });
   });
   return loading;
 }
 
 /** Checks both magics, so a truncated file is named as such instead of as a footer parse error. */
 function checkFraming(bytes: Uint8Array): void {
-  if (bytes.length === 0) throw unreadable('the file is empty');
-  if (!startsWithBytes(bytes, PARQUET_MAGIC)) throw unreadable('not a Parquet file (no PAR1 magic at the start)');
-  if (bytes.length < 12) throw unreadable('the Parquet file is truncated (too short for a footer)');
+  if (bytes.length === 0) throw unreadable({ problem: 'emptyFile' });
+  if (!startsWithBytes(bytes, PARQUET_MAGIC)) throw unreadable({ problem: 'notParquet' });
+  if (bytes.length < 12) throw unreadable({ problem: 'parquetTooShort' });
   const end = bytes.length - 4;
-  if (startsWithBytes(bytes, ENCRYPTED_MAGIC, end)) throw unreadable('encrypted Parquet files are not supported');
-  if (!startsWithBytes(bytes, PARQUET_MAGIC, end)) throw unreadable('the Parquet file is truncated (no closing PAR1 magic)');
+  if (startsWithBytes(bytes, ENCRYPTED_MAGIC, end)) throw unreadable({ problem: 'parquetEncrypted' });
+  if (!startsWithBytes(bytes, PARQUET_MAGIC, end)) throw unreadable({ problem: 'parquetNoClosingMagic' });
 }
 
 /** Rows in each row group, from the footer. */
@@ -223,15 +221,12 @@ function grouped(n: number): string {
 function readerFailed(err: unknown): S2SPError {
   // A Rust panic arrives as `RuntimeError: unreachable`, which says nothing
   // to a user; corrupt data is what triggers it in practice.
-  const detail =
-    err instanceof Error && err.name === 'RuntimeError'
-      ? `the Parquet reader crashed (${err.message}); the file is probably corrupt`
-      : `Parquet reader failed: ${messageOf(err)}`;
-  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', detail, { cause: err });
+  const problem = err instanceof Error && err.name === 'RuntimeError' ? 'parquetCrashed' : 'parquetReaderFailed';
+  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem, reason: messageOf(err) }, { cause: err });
 }
 
-function unreadable(what: string): S2SPError {
-  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', what);
+function unreadable(params: ErrorParams<'S2SP_ERR_INPUT_UNREADABLE'>): S2SPError {
+  return new S2SPError('S2SP_ERR_INPUT_UNREADABLE', params);
 }
 
 function messageOf(err: unknown): string {

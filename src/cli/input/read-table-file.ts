@@ -61,16 +61,22 @@ export interface ReadTableFileOptions {
 export async function readTableFile(path: string, options: ReadTableFileOptions = {}): Promise<LoadedTable> {
   const progress = options.onProgress ?? (() => {});
   if (options.format !== undefined && !isTableFileFormat(options.format)) {
-    throw new S2SPError(
-      'S2SP_ERR_INPUT_UNREADABLE',
-      `cannot read ${quote(path)}: unknown format ${quote(String(options.format))} (expected ${TABLE_FILE_FORMATS.join(', ')})`,
-    );
+    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', {
+      problem: 'unknownFormat',
+      path,
+      format: String(options.format),
+      formats: TABLE_FILE_FORMATS,
+    });
   }
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
   } catch (err) {
-    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', `cannot read ${quote(path)}: ${fsProblem(err)}`, { cause: err });
+    throw new S2SPError(
+      'S2SP_ERR_INPUT_UNREADABLE',
+      { problem: 'fileUnreadable', path, fsCode: (err as { code?: unknown }).code, reason: messageOf(err) },
+      { cause: err },
+    );
   }
   const { format, from } = detectTableFileFormat(path, bytes, options.format);
   progress(`read ${quote(path)}: ${bytes.length} bytes, format ${format} (from ${from})`);
@@ -100,8 +106,7 @@ export async function readTableFile(path: string, options: ReadTableFileOptions 
     progress(`${quote(path)}: ${table.numRows} rows x ${table.numCols - 1} columns`);
     return { table, format: actual, source: path };
   } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
-    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', `cannot read ${quote(path)} as ${format}: ${detail}`, { cause: err });
+    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'asFormat', path, format, reason: messageOf(err) }, { cause: err });
   }
 }
 
@@ -115,23 +120,13 @@ function decodeUtf8(bytes: Uint8Array): string {
     return UTF8.decode(bytes);
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    if (code === 'ERR_ENCODING_INVALID_ENCODED_DATA') throw new Error('the text is not valid UTF-8', { cause: err });
+    if (code === 'ERR_ENCODING_INVALID_ENCODED_DATA') throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'notUtf8' }, { cause: err });
     throw err;
   }
 }
 
-function fsProblem(err: unknown): string {
-  switch ((err as { code?: unknown }).code) {
-    case 'ENOENT':
-      return 'no such file';
-    case 'EISDIR':
-      return 'it is a directory';
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied';
-    default:
-      return err instanceof Error ? err.message : String(err);
-  }
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 function quote(text: string): string {
