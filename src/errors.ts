@@ -387,6 +387,12 @@ export const ERRORS = {
   },
 
   // CLI
+  S2SP_ERR_CLI_PACKAGE_MISSING: {
+    status: 500,
+    /** `install` is the argument for npm install: the name, with the declared range when there is one. */
+    message: (p: { name: string; purpose: string; install: string }) =>
+      `the package ${p.name} is needed for ${p.purpose} and is not installed; install it next to s2sp: npm install ${p.install}`,
+  },
   S2SP_ERR_INPUT_UNREADABLE: {
     status: 400,
     message: situations({

@@ -8,6 +8,7 @@
  * reference's, the LLM passes back abstract rows) and `columns` (our compact
  * one, the LLM passes back just the _row_ids).
  */
+import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -27,6 +28,8 @@ export interface DemoFlags {
   minMagnitude: number;
   /** The abstract format the agent asks for (default `columns`); the token table shows both. */
   abstractFormat: AbstractFormat;
+  /** Where the consumer's chart (PNG) is saved. */
+  chartPath: string;
 }
 
 /** Tokens the LLM read over the whole task, plain MCP against S2SP in each abstract format. */
@@ -43,6 +46,8 @@ export interface DemoReport {
   totalRows: number;
   selectedRows: number;
   bodyBytes: number;
+  /** Where the chart was saved; undefined when the consumer sent none. */
+  chartPath?: string;
   /** Tokens with S2SP in the format the agent used. */
   tokensWith: number;
   /** Tokens with plain MCP. */
@@ -115,6 +120,7 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
       const c = parsed.columns[name];
       if (c) print(`    ${name}: min ${c.min}, max ${c.max}, mean ${typeof c.mean === 'number' ? c.mean.toFixed(2) : c.mean}`);
     }
+    const chartPath = await saveChart(summary, flags.chartPath, print);
 
     print('');
     print('[5] What the LLM read: plain MCP (full table in, full rows out) against S2SP in each abstract format');
@@ -152,6 +158,7 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
         flags.mode === 'async' ? 'the chosen _row_ids (the cached body has every column)' : 'the header and the chosen arrays (a sync body lacks the abstract columns)'
       }`,
     );
+    print('    (the chart image is for people and not counted; it is the same with or without S2SP)');
     print(`    with abstract_format=${format} (this run) the LLM read ${share(tokens[format])} of the plain-MCP tokens, ${(tokens.plain / tokens[format]).toFixed(1)}x fewer`);
     return {
       mode: flags.mode,
@@ -159,6 +166,7 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
       totalRows: envelope.total_rows,
       selectedRows: selected.length,
       bodyBytes: parsed.transfer.bytes,
+      chartPath,
       tokensWith: tokens[format],
       tokensWithout: tokens.plain,
       tokens,
@@ -166,6 +174,19 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
   } finally {
     await Promise.allSettled([resource.close(), consumer.close()]);
   }
+}
+
+/** Saves the consumer's PNG chart, if it sent one, and prints where; prints its note otherwise. */
+async function saveChart(result: CallToolResult, path: string, print: (line: string) => void): Promise<string | undefined> {
+  const image = result.content.find((c) => c.type === 'image');
+  if (image === undefined || image.type !== 'image') {
+    const note = result.content.find((c) => c.type === 'text' && c.text.startsWith('no chart:'));
+    print(`    ${note !== undefined && note.type === 'text' ? note.text : 'no chart: the consumer sent no image'}`);
+    return undefined;
+  }
+  await writeFile(path, Buffer.from(image.data, 'base64'));
+  print(`    chart (${image.mimeType}, a histogram and a map of the merged rows) saved to ${path}`);
+  return path;
 }
 
 /** The abstract as row objects, whichever format it came in (the demo's LLM filters on names). */

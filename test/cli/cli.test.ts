@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expectConsumed } from '../support/expect-consumed.js';
+import { decodePng } from '../support/png.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
@@ -115,7 +116,8 @@ test('serve over Streamable HTTP: MCP at /mcp and the data plane on one port', a
 // Each run prints both formats' tokens; the runs drive the agent through each way of passing abstract_data.
 for (const [mode, format] of [['async', 'columns'], ['sync', 'columns'], ['sync', 'rows']] as const) {
   test(`demo --mode ${mode} --abstract-format ${format} runs the pipeline and reports tokens`, async () => {
-    const { code, stdout, stderr } = await run(['demo', '--mode', mode, '--abstract-format', format]);
+    const chart = join(mkdtempSync(join(tmpdir(), 's2sp-demo-')), 'chart.png');
+    const { code, stdout, stderr } = await run(['demo', '--mode', mode, '--abstract-format', format, '--chart', chart]);
     assert.equal(code, 0, stderr);
     assert.match(stdout, /\[5\]/);
     assert.match(stdout, /128 rows selected/);
@@ -128,6 +130,10 @@ for (const [mode, format] of [['async', 'columns'], ['sync', 'columns'], ['sync'
     // The compact format's goal (issue 12): at most 10% of what plain MCP makes the LLM read.
     assert.ok(columns <= plain / 10, `columns ${columns} <= 10% of ${plain}`);
     assert.doesNotMatch(stdout, /s2sp\/data\/[A-Za-z0-9_-]{43}/, 'no full token printed');
+    // The consumer's chart, saved where --chart said and printed.
+    assert.ok(stdout.includes(`saved to ${chart}`), stdout);
+    const png = decodePng(readFileSync(chart));
+    assert.ok(png.width > 800 && png.height > 300, `${png.width}x${png.height}: histogram and map`);
   });
 }
 
