@@ -389,9 +389,9 @@ export const ERRORS = {
   // CLI
   S2SP_ERR_CLI_PACKAGE_MISSING: {
     status: 500,
-    /** `install` is the argument for npm install: the name, with the declared range when there is one. */
-    message: (p: { name: string; purpose: string; install: string }) =>
-      `the package ${p.name} is needed for ${p.purpose} and is not installed; install it next to s2sp: npm install ${p.install}`,
+    /** All three are ours, not input: a name from the CLI's list, its purpose, and `npm install`'s argument (name and declared range). */
+    message: (p: { packageName: string; purpose: string; install: string }) =>
+      `the package ${p.packageName} is needed for ${p.purpose} and is not installed; install it next to s2sp: npm install ${p.install}`,
   },
   S2SP_ERR_INPUT_UNREADABLE: {
     status: 400,

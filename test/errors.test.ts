@@ -158,7 +158,7 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
   },
   S2SP_ERR_DDI_HANDLE_UNKNOWN: { redactedHandle: '"ddi://abcdef…"' },
   S2SP_ERR_CODEC_UNAVAILABLE: { lz4Missing: { reason: 'no binary' }, lz4Sent: {}, codecSent: { codec: 'ZSTD' } },
-  S2SP_ERR_CLI_PACKAGE_MISSING: { name: 'vega', purpose: 'the chart summarize_rows draws', install: "'vega@^5.33.1'" },
+  S2SP_ERR_CLI_PACKAGE_MISSING: { packageName: 'vega', purpose: 'the chart summarize_rows draws', install: "'vega@^5.33.1'" },
   S2SP_ERR_INPUT_UNREADABLE: {
     unknownFormat: { path: 'a.txt', format: 'xml', formats: ['json', 'csv'] },
     fileUnreadable: { path: 'a.csv', fsCode: 'ENOENT', reason: 'ENOENT: no such file or directory' },

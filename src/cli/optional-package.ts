@@ -51,7 +51,7 @@ function missing(name: OptionalPackage, cause: unknown): S2SPError {
   const range = declaredRange(name);
   return new S2SPError(
     'S2SP_ERR_CLI_PACKAGE_MISSING',
-    { name, purpose: OPTIONAL_PACKAGES[name], install: range === undefined ? name : `'${name}@${range}'` },
+    { packageName: name, purpose: OPTIONAL_PACKAGES[name], install: range === undefined ? name : `'${name}@${range}'` },
     { cause },
   );
 }
