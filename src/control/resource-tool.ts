@@ -1,6 +1,7 @@
 /**
  * The resource-tool wrapper (SPEC 2.1). Registers a tool on any `McpServer`
- * with the tool's own input schema plus `abstract_domains` and `mode`; the
+ * with the tool's own input schema plus `abstract_domains`, `mode` and
+ * `abstract_format`; the
  * handler returns rows or an Arrow Table, and the wrapper answers plain MCP,
  * or an envelope with the body cached (async) or inline (sync).
  */
@@ -11,6 +12,7 @@ import { z, type ZodRawShape } from 'zod';
 import type { BodyStore } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
 import { integerOption } from '../option-checks.js';
+import { ABSTRACT_FORMATS, type AbstractFormat } from '../protocol/abstract-format.js';
 import { bodyTableOf } from '../table/body-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
@@ -33,7 +35,7 @@ export type ResourceToolHandler<Shape extends ZodRawShape> = (
 export interface ToolConfig<Shape extends ZodRawShape> {
   title?: string;
   description?: string;
-  /** The tool's own parameters; `abstract_domains` and `mode` are added. */
+  /** The tool's own parameters; `abstract_domains`, `mode` and `abstract_format` are added. */
   inputSchema?: Shape;
   annotations?: ToolAnnotations;
   _meta?: Record<string, unknown>;
@@ -63,6 +65,13 @@ const ADDED_PARAMS = {
     .enum(['async', 'sync'])
     .optional()
     .describe('S2SP: "async" (default) caches the body behind resource_url; "sync" returns it inline for your SDK.'),
+  abstract_format: z
+    .enum(ABSTRACT_FORMATS)
+    .optional()
+    .describe(
+      'S2SP: "rows" (default) returns abstract rows as objects; "columns" returns the column names once, then one array per ' +
+        'row (fewer tokens). A consumer tool takes either, or just the chosen _row_id numbers.',
+    ),
 };
 
 /**
@@ -71,7 +80,7 @@ const ADDED_PARAMS = {
  * A call that fails leaves nothing in the store: a body cached before the
  * failure is revoked. An unexpected error (not an S2SPError) is logged and
  * answered as `S2SP_ERR_TOOL_FAILED`, naming no internals.
- * @throws Error when the tool's own schema already defines `abstract_domains` or `mode`
+ * @throws Error when the tool's own schema already defines `abstract_domains`, `mode` or `abstract_format`
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an abstract row limit that is not a positive integer
  */
 export function registerResourceTool<Shape extends ZodRawShape>(
@@ -88,9 +97,10 @@ export function registerResourceTool<Shape extends ZodRawShape>(
   const inputSchema = { ...own, ...ADDED_PARAMS };
   const limit = integerOption(context.abstractRowLimit, 'abstractRowLimit', 1) ?? DEFAULT_ABSTRACT_ROW_LIMIT;
   return mcp.registerTool(name, { ...config, inputSchema }, (async (args: Record<string, unknown>, extra: ToolExtra) => {
-    const { abstract_domains: domainsText, mode, ...toolArgs } = args as {
+    const { abstract_domains: domainsText, mode, abstract_format: format, ...toolArgs } = args as {
       abstract_domains?: string;
       mode?: 'async' | 'sync';
+      abstract_format?: AbstractFormat;
     } & Record<string, unknown>;
     try {
       const domains = parseAbstractDomains(domainsText);
@@ -98,11 +108,11 @@ export function registerResourceTool<Shape extends ZodRawShape>(
       if (domains === undefined) return plainResult(result);
       const table = bodyTableFrom(result);
       checkDomainsExist(domains, dataColumns(table));
-      if (mode === 'sync') return textToolResult(envelopeText(buildEnvelope(table, domains, { mode: 'sync' }, limit), table));
+      if (mode === 'sync') return textToolResult(envelopeText(buildEnvelope(table, domains, { mode: 'sync' }, limit, format), table));
       const { token } = await context.store.put(table);
       try {
         const resourceUrl = context.resourceUrlFor(token);
-        return textToolResult(envelopeText(buildEnvelope(table, domains, { mode: 'async', resourceUrl }, limit), table));
+        return textToolResult(envelopeText(buildEnvelope(table, domains, { mode: 'async', resourceUrl }, limit, format), table));
       } catch (error) {
         // No one will ever hold this token: do not keep its body for a TTL.
         await context.store.delete(token).catch(() => false);

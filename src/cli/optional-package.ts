@@ -1,0 +1,67 @@
+/**
+ * The CLI's optional packages: the demo dataset (vega-datasets), the
+ * tokenizer (gpt-tokenizer), the Parquet reader (parquet-wasm) and the chart
+ * renderer (vega, vega-lite, @resvg/resvg-js) are large and no library user
+ * needs them, so they are optional peer dependencies,
+ * loaded on first use. A missing one is an error that says what to install,
+ * with the version range this package declares for it.
+ */
+import { createRequire } from 'node:module';
+import { S2SPError } from '../errors.js';
+
+const require = createRequire(import.meta.url);
+
+/** The optional packages and what each one is for, completing "NAME is needed for ...". */
+export const OPTIONAL_PACKAGES = {
+  'vega-datasets': 'the bundled demo dataset (s2sp demo, s2sp serve without FILE)',
+  'gpt-tokenizer': 'counting tokens in s2sp demo',
+  'parquet-wasm': 'reading Parquet files',
+  vega: 'the chart summarize_rows draws',
+  'vega-lite': 'the chart summarize_rows draws',
+  '@resvg/resvg-js': 'the chart summarize_rows draws (SVG to PNG)',
+} as const;
+/** The name of one of {@link OPTIONAL_PACKAGES}. */
+export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;
+
+/** Imports an optional package. @throws S2SPError `S2SP_ERR_CLI_PACKAGE_MISSING` when it is not installed */
+export async function importOptional<T>(name: OptionalPackage): Promise<T> {
+  try {
+    return (await import(name)) as T;
+  } catch (error) {
+    throw isMissing(error, name) ? missing(name, error) : error;
+  }
+}
+
+/** Resolves an optional package's entry file. @throws S2SPError `S2SP_ERR_CLI_PACKAGE_MISSING` when it is not installed */
+export function resolveOptional(name: OptionalPackage): string {
+  try {
+    return require.resolve(name);
+  } catch (error) {
+    throw isMissing(error, name) ? missing(name, error) : error;
+  }
+}
+
+/** Not installed (as opposed to installed and failing while it loads). */
+function isMissing(error: unknown, name: string): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && typeof message === 'string' && message.includes(`'${name}'`);
+}
+
+function missing(name: OptionalPackage, cause: unknown): S2SPError {
+  const range = declaredRange(name);
+  return new S2SPError(
+    'S2SP_ERR_CLI_PACKAGE_MISSING',
+    { packageName: name, purpose: OPTIONAL_PACKAGES[name], install: range === undefined ? name : `'${name}@${range}'` },
+    { cause },
+  );
+}
+
+/** The range package.json declares for an optional peer (dist/src/cli -> the package root). */
+function declaredRange(name: string): string | undefined {
+  try {
+    const pkg = require('../../../package.json') as { peerDependencies?: Record<string, string> };
+    return pkg.peerDependencies?.[name];
+  } catch {
+    return undefined;
+  }
+}
