@@ -116,7 +116,9 @@ const DOMAINS_EXAMPLE = `"a,b" or '["a","b"]'`;
 
 /** What to do about each consumer parameter holding rows. */
 const ROWS_HINT = {
-  abstract_data: 'pass the abstract rows exactly as the resource tool returned them, or "*" for every row',
+  abstract_data:
+    'pass the abstract rows exactly as the resource tool returned them (in the "columns" format, its header array first), ' +
+    'a JSON array of their _row_id numbers, or "*" for every row',
   body_data: 'pass the body rows exactly as the resource tool returned them',
 } as const;
 
@@ -358,6 +360,16 @@ export const ERRORS = {
         `${p.param} row ${p.index} has ${ROW_ID} ${quoteInput(p.id)}, not a non-negative integer; ${ROWS_HINT[p.param]}`,
       rowTooDeep: (p: { param: RowsParam; index: number; maxDepth: number }) =>
         `${p.param} row ${p.index} nests deeper than ${p.maxDepth} levels; ${ROWS_HINT[p.param]}`,
+      // abstract_data as bare ids, or in the columns layout (SPEC 2.4)
+      idBad: (p: { index: number; id: unknown }) =>
+        `abstract_data item ${p.index} is ${quoteInput(p.id)}, not a ${ROW_ID} (a non-negative integer); ${ROWS_HINT.abstract_data}`,
+      headerNotNames: () =>
+        `abstract_data starts with an array, but that first array is not the header of column names; ${ROWS_HINT.abstract_data}`,
+      headerDuplicate: (p: { name: string }) => `abstract_data header names column ${quoteInput(p.name)} twice; ${ROWS_HINT.abstract_data}`,
+      headerNoRowId: () => `abstract_data header has no ${ROW_ID}; ${ROWS_HINT.abstract_data}`,
+      lineNotArray: (p: { index: number }) => `abstract_data row ${p.index} is not an array like its header; ${ROWS_HINT.abstract_data}`,
+      lineLength: (p: { index: number; values: number; columns: number }) =>
+        `abstract_data row ${p.index} has ${p.values} values for ${p.columns} header columns; ${ROWS_HINT.abstract_data}`,
       urlAndBody: () => 'pass either resource_url (async mode) or body_data (sync mode), not both',
       starWithoutBody: () =>
         'abstract_data "*" selects every row of a resource, so resource_url or body_data is required; ' +

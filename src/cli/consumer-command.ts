@@ -1,8 +1,13 @@
 /**
  * `s2sp consumer`: serves the consumer tool `summarize_rows` (SPEC 2.2), which
- * answers per-column statistics of the merged rows.
+ * answers per-column statistics of the merged rows, and a PNG chart of them
+ * for people (rows-chart.ts).
  */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isS2SPError } from '../errors.js';
 import { S2SPServer } from '../server/s2sp-server.js';
+import type { Row } from '../table/rows-from-table.js';
+import { chartRows } from './rows-chart.js';
 import { summarizeRows } from './summarize-rows.js';
 import { listenForTransport, listenOptions, type TransportFlags } from './transport-flags.js';
 
@@ -27,15 +32,29 @@ export function createConsumerServer(flags: ConsumerFlags): S2SPServer {
     {
       title: 'Summarize rows',
       description:
-        'Per-column statistics (count, nulls, min/max/mean, top values) of rows chosen from an S2SP resource. ' +
-        'Pass the abstract rows you selected as abstract_data and the resource_url the resource tool returned.',
+        'Per-column statistics (count, nulls, min/max/mean, top values) of rows chosen from an S2SP resource, ' +
+        'and a PNG chart of them (a histogram; a map when the rows have longitude and latitude). ' +
+        'Pass the abstract rows you selected (or just their _row_id numbers) as abstract_data and the resource_url the resource tool returned.',
     },
-    ({ rows, source, bytesReceived }) => ({
-      ...summarizeRows(rows),
-      transfer: { source, bytes: bytesReceived },
-    }),
+    async ({ rows, source, bytesReceived }): Promise<CallToolResult> => {
+      const summary = { ...summarizeRows(rows), transfer: { source, bytes: bytesReceived } };
+      return { content: [{ type: 'text', text: JSON.stringify(summary) }, ...(await chartContent(rows))] };
+    },
   );
   return server;
+}
+
+/** The chart as an image block; none when nothing is numeric; a note when the chart packages are missing. */
+async function chartContent(rows: readonly Row[]): Promise<CallToolResult['content']> {
+  try {
+    const chart = await chartRows(rows);
+    if (chart === undefined) return [];
+    return [{ type: 'image', data: Buffer.from(chart.png).toString('base64'), mimeType: 'image/png' }];
+  } catch (error) {
+    // The statistics stand on their own: a missing chart package costs the picture, not the answer.
+    if (isS2SPError(error)) return [{ type: 'text', text: `no chart: ${(error as Error).message}` }];
+    throw error;
+  }
 }
 
 /** Runs `s2sp consumer` until the transport closes. */

@@ -4,14 +4,19 @@
  * abstract, keeps the rows with mag >= 4, and has the consumer summarize them,
  * with the body moving over the data plane (async) or through the agent SDK's
  * ddi:// buffer (sync). Prints what the LLM saw against what it would have
- * seen without S2SP, in real tokens.
+ * seen without S2SP, in real tokens, for both abstract formats: `rows` (the
+ * reference's, the LLM passes back abstract rows) and `columns` (our compact
+ * one, the LLM passes back just the _row_ids).
  */
+import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { S2SPClient } from '../agent/s2sp-client.js';
 import { S2SPDispatcher } from '../agent/dispatcher.js';
+import { AbstractFormat } from '../protocol/abstract-format.js';
+import { ROW_ID } from '../protocol/row-id.js';
 import { redactTokensInUrl } from '../protocol/token.js';
 import { SUMMARIZE_TOOL } from './consumer-command.js';
 import { defaultDatasetPath } from './default-dataset.js';
@@ -22,16 +27,41 @@ export interface DemoFlags {
   mode: 'async' | 'sync';
   /** Magnitude threshold the agent selects on (default 4). */
   minMagnitude: number;
+  /** The abstract format the agent asks for (default `columns`); the token table shows both. */
+  abstractFormat: AbstractFormat;
+  /** Where the consumer's chart (PNG) is saved. */
+  chartPath: string;
+}
+
+/** Tokens the LLM read over the whole task, plain MCP against S2SP in each abstract format. */
+export interface DemoTokens {
+  plain: number;
+  rows: number;
+  columns: number;
 }
 
 /** Figures the demo measured, returned for tests. */
 export interface DemoReport {
   mode: 'async' | 'sync';
+  abstractFormat: AbstractFormat;
   totalRows: number;
   selectedRows: number;
   bodyBytes: number;
+  /** Where the chart was saved; undefined when the consumer sent none. */
+  chartPath?: string;
+  /** Tokens with S2SP in the format the agent used. */
   tokensWith: number;
+  /** Tokens with plain MCP. */
   tokensWithout: number;
+  tokens: DemoTokens;
+}
+
+/** The envelope fields the demo reads. */
+interface DemoEnvelope {
+  total_rows: number;
+  abstract: Row[] | unknown[][];
+  body_domains: string[];
+  resource_url: string;
 }
 
 type Row = Record<string, unknown>;
@@ -63,23 +93,27 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
     }
 
     print('');
-    print(`[2] Agent calls read_table(abstract_domains="${DOMAINS}", mode="${flags.mode}")`);
-    const read = await agentToResource.callTool({ name: 'read_table', arguments: { abstract_domains: DOMAINS, mode: flags.mode } });
+    const format = flags.abstractFormat;
+    const readArgs = { abstract_domains: DOMAINS, mode: flags.mode, abstract_format: format };
+    print(`[2] Agent calls read_table(abstract_domains="${DOMAINS}", mode="${flags.mode}", abstract_format="${format}")`);
+    const read = await agentToResource.callTool({ name: 'read_table', arguments: readArgs });
     const seenRead = resultText(read);
-    const envelope = JSON.parse(seenRead) as { total_rows: number; abstract: Row[]; body_domains: string[]; resource_url: string };
-    print(`    the LLM sees ${envelope.abstract.length} abstract rows of ${envelope.total_rows} (columns _row_id, ${DOMAINS.split(",").join(", ")})`);
+    const envelope = JSON.parse(seenRead) as DemoEnvelope;
+    const abstractRows = rowsOfAbstract(envelope.abstract);
+    print(`    the LLM sees ${abstractRows.length} abstract rows of ${envelope.total_rows} (columns _row_id, ${DOMAINS.split(',').join(', ')})`);
     print(`    withheld: ${envelope.body_domains.length} body columns (${envelope.body_domains.slice(0, 6).join(', ')}, ...)`);
     print(`    resource_url: ${redactTokensInUrl(envelope.resource_url)}${flags.mode === 'sync' ? '  (a handle into the agent SDK buffer)' : ''}`);
 
     print('');
     print(`[3] The LLM keeps the rows with mag >= ${flags.minMagnitude}`);
-    const selected = envelope.abstract.filter((row) => typeof row.mag === 'number' && row.mag >= flags.minMagnitude);
+    const selected = abstractRows.filter((row) => typeof row.mag === 'number' && row.mag >= flags.minMagnitude);
     print(`    ${selected.length} rows selected; first ones:`);
     for (const row of selected.slice(0, 5)) print(`      _row_id ${row._row_id}: M${row.mag} ${row.place}`);
 
     print('');
-    print(`[4] Agent calls ${SUMMARIZE_TOOL}(abstract_data=<${selected.length} rows>, resource_url=<the URL from step 2>)`);
-    const summarizeArgs = { abstract_data: JSON.stringify(selected), resource_url: envelope.resource_url };
+    const what = describeAbstractData(format, flags.mode, selected.length);
+    print(`[4] Agent calls ${SUMMARIZE_TOOL}(abstract_data=${what}, resource_url=<the URL from step 2>)`);
+    const summarizeArgs = summarizeArgsFor(format, flags.mode, selected, envelope.resource_url);
     const summary = await agentToConsumer.callTool({ name: SUMMARIZE_TOOL, arguments: summarizeArgs });
     const seenSummary = resultText(summary);
     const parsed = JSON.parse(seenSummary) as { row_count: number; columns: Record<string, Row>; transfer: { source: string; bytes: number } };
@@ -90,36 +124,106 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
       const c = parsed.columns[name];
       if (c) print(`    ${name}: min ${c.min}, max ${c.max}, mean ${typeof c.mean === 'number' ? c.mean.toFixed(2) : c.mean}`);
     }
+    const chartPath = await saveChart(summary, flags.chartPath, print);
 
     print('');
-    print('[5] What the LLM read, with S2SP and without it (plain MCP: full table in, full rows out)');
+    print('[5] What the LLM read: plain MCP (full table in, full rows out) against S2SP in each abstract format');
+    // The other format is read once more only to count it; its body is never fetched.
+    const other = format === AbstractFormat.columns ? AbstractFormat.rows : AbstractFormat.columns;
+    const otherRead = await agentToResource.callTool({ name: 'read_table', arguments: { ...readArgs, abstract_format: other } });
+    const otherText = resultText(otherRead);
+    const otherUrl = (JSON.parse(otherText) as DemoEnvelope).resource_url;
+    if (flags.mode === 'sync') dispatcher.buffer.take(otherUrl);
+    const seenBy = {
+      [format]: { read: seenRead, args: summarizeArgs },
+      [other]: { read: otherText, args: summarizeArgsFor(other, flags.mode, selected, otherUrl) },
+    } as Record<AbstractFormat, { read: string; args: Record<string, string> }>;
     const plain = await resource.callTool({ name: 'read_table', arguments: {} });
-    const plainRows = JSON.parse(resultText(plain as CallToolResult)) as Row[];
+    const plainText = resultText(plain as CallToolResult);
+    const plainRows = JSON.parse(plainText) as Row[];
     const selectedIds = new Set(selected.map((r) => r._row_id));
     const plainSelected = plainRows.filter((_row, i) => selectedIds.has(i));
-    const steps = [
-      ['read_table result', countTokens(seenRead), countTokens(resultText(plain as CallToolResult))],
-      [`${SUMMARIZE_TOOL} arguments the LLM writes`, countTokens(JSON.stringify(summarizeArgs)), countTokens(JSON.stringify({ rows: JSON.stringify(plainSelected) }))],
-      [`${SUMMARIZE_TOOL} result`, countTokens(seenSummary), countTokens(seenSummary)],
-    ] as const;
-    const tokensWith = steps.reduce((sum, s) => sum + s[1], 0);
-    const tokensWithout = steps.reduce((sum, s) => sum + s[2], 0);
-    print('    | step | with S2SP | without S2SP |');
-    print('    |---|---:|---:|');
-    for (const [label, withS2sp, without] of steps) print(`    | ${label} | ${fmt(withS2sp)} | ${fmt(without)} |`);
-    print(`    | total | ${fmt(tokensWith)} | ${fmt(tokensWithout)} |`);
-    print(`    the LLM read ${(tokensWithout / tokensWith).toFixed(1)}x fewer tokens with S2SP`);
+    const resultTokens = countTokens(seenSummary);
+    const column = (f: AbstractFormat) => [countTokens(seenBy[f].read), countTokens(JSON.stringify(seenBy[f].args)), resultTokens] as const;
+    const plainColumn = [countTokens(plainText), countTokens(JSON.stringify({ rows: JSON.stringify(plainSelected) })), resultTokens] as const;
+    const byRows = column(AbstractFormat.rows);
+    const byColumns = column(AbstractFormat.columns);
+    const sum = (c: readonly number[]) => c.reduce((a, b) => a + b, 0);
+    const tokens: DemoTokens = { plain: sum(plainColumn), rows: sum(byRows), columns: sum(byColumns) };
+    const labels = ['read_table result', `${SUMMARIZE_TOOL} arguments the LLM writes`, `${SUMMARIZE_TOOL} result (text)`];
+    print(`    | step | plain MCP | S2SP, abstract_format=rows | S2SP, abstract_format=columns |`);
+    print('    |---|---:|---:|---:|');
+    for (let i = 0; i < labels.length; i++) print(`    | ${labels[i]} | ${fmt(plainColumn[i])} | ${fmt(byRows[i])} | ${fmt(byColumns[i])} |`);
+    const share = (n: number) => `${((100 * n) / tokens.plain).toFixed(1)}%`;
+    print(`    | total | ${fmt(tokens.plain)} | ${fmt(tokens.rows)} (${share(tokens.rows)}) | ${fmt(tokens.columns)} (${share(tokens.columns)}) |`);
+    print(`    rows: abstract rows as objects, the chosen rows passed back as abstract_data (the reference's shape)`);
+    print(
+      `    columns: column names once and one array per row; passed back as abstract_data: ${
+        flags.mode === 'async' ? 'the chosen _row_ids (the cached body has every column)' : 'the header and the chosen arrays (a sync body lacks the abstract columns)'
+      }`,
+    );
+    print('    (the chart image is for people and not counted; it is the same with or without S2SP)');
+    print(`    with abstract_format=${format} (this run) the LLM read ${share(tokens[format])} of the plain-MCP tokens, ${(tokens.plain / tokens[format]).toFixed(1)}x fewer`);
     return {
       mode: flags.mode,
+      abstractFormat: format,
       totalRows: envelope.total_rows,
       selectedRows: selected.length,
       bodyBytes: parsed.transfer.bytes,
-      tokensWith,
-      tokensWithout,
+      chartPath,
+      tokensWith: tokens[format],
+      tokensWithout: tokens.plain,
+      tokens,
     };
   } finally {
     await Promise.allSettled([resource.close(), consumer.close()]);
   }
+}
+
+/** Saves the consumer's PNG chart, if it sent one, and prints where; prints its note otherwise. */
+async function saveChart(result: CallToolResult, path: string, print: (line: string) => void): Promise<string | undefined> {
+  const image = result.content.find((c) => c.type === 'image');
+  if (image === undefined || image.type !== 'image') {
+    const note = result.content.find((c) => c.type === 'text' && c.text.startsWith('no chart:'));
+    print(`    ${note !== undefined && note.type === 'text' ? note.text : 'no chart: the consumer sent no image'}`);
+    return undefined;
+  }
+  await writeFile(path, Buffer.from(image.data, 'base64'));
+  print(`    chart (${image.mimeType}, a histogram and a map of the merged rows) saved to ${path}`);
+  return path;
+}
+
+/** The abstract as row objects, whichever format it came in (the demo's LLM filters on names). */
+function rowsOfAbstract(abstract: Row[] | unknown[][]): Row[] {
+  if (abstract.length === 0 || !Array.isArray(abstract[0])) return abstract as Row[];
+  const [header, ...lines] = abstract as [string[], ...unknown[][]];
+  return lines.map((values) => Object.fromEntries(header.map((name, i) => [name, values[i]])));
+}
+
+/**
+ * What the LLM writes to the consumer: the chosen abstract rows in the format
+ * it read them, or, in async mode with `columns`, only their ids: the cached
+ * body holds every column, abstract ones too. A sync body holds the body
+ * columns only (SPEC 2.1), so there the abstract values must travel along.
+ */
+function summarizeArgsFor(
+  format: AbstractFormat,
+  mode: DemoFlags['mode'],
+  selected: readonly Row[],
+  resourceUrl: string,
+): Record<string, string> {
+  let abstractData: unknown = selected;
+  if (format === AbstractFormat.columns) {
+    const header = Object.keys(selected[0] ?? { [ROW_ID]: 0 });
+    abstractData = mode === 'async' ? selected.map((row) => row[ROW_ID]) : [header, ...selected.map((row) => header.map((name) => row[name]))];
+  }
+  return { abstract_data: JSON.stringify(abstractData), resource_url: resourceUrl };
+}
+
+/** How step [4] names what the LLM passes. */
+function describeAbstractData(format: AbstractFormat, mode: DemoFlags['mode'], count: number): string {
+  if (format === AbstractFormat.rows) return `<${count} abstract rows>`;
+  return mode === 'async' ? `<${count} _row_ids>` : `<header + ${count} abstract rows as arrays>`;
 }
 
 async function connectChild(args: string[], name: string): Promise<Client> {

@@ -3,9 +3,12 @@
  * The `s2sp` command: `serve`, `consumer`, `demo`. Logs go to stderr, so
  * stdout stays the MCP channel under `--transport stdio`.
  */
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { storeKindOf } from '../cache/store-from-spec.js';
 import { isS2SPError } from '../errors.js';
+import { ABSTRACT_FORMATS, AbstractFormat } from '../protocol/abstract-format.js';
 import { runConsumer } from './consumer-command.js';
 import { runDemo } from './demo-command.js';
 import { runServe } from './serve-command.js';
@@ -25,8 +28,9 @@ const USAGE = `Usage:
   s2sp consumer [--transport stdio|http] [--host H] [--port P]
                 [--allow-origin URL]... [--max-body-bytes N] [HTTP OPTIONS]
       Serve the consumer tool summarize_rows.
-  s2sp demo [--mode async|sync] [--min-mag M]
-      Run both servers as child processes and play the agent.
+  s2sp demo [--mode async|sync] [--min-mag M] [--abstract-format rows|columns] [--chart FILE]
+      Run both servers as child processes and play the agent; the consumer's
+      chart is saved to FILE (default: s2sp-demo-chart.png in the temp folder).
 
 Over stdio the data plane listens on --data-port (default: any free port);
 over http MCP (/mcp) and the data plane share --port (default ${DEFAULT_HTTP_PORT}).
@@ -171,12 +175,24 @@ async function main(argv: string[]): Promise<void> {
     case 'demo': {
       const { values } = parseArgs({
         args: rest,
-        options: { mode: { type: 'string', default: 'async' }, 'min-mag': { type: 'string', default: '4' }, help: { type: 'boolean', short: 'h' } },
+        options: {
+          mode: { type: 'string', default: 'async' },
+          'min-mag': { type: 'string', default: '4' },
+          'abstract-format': { type: 'string', default: AbstractFormat.columns },
+          chart: { type: 'string', default: join(tmpdir(), 's2sp-demo-chart.png') },
+          help: { type: 'boolean', short: 'h' },
+        },
       });
       if (values.help) return log(USAGE);
       const minMagnitude = Number(values['min-mag']);
       if (!Number.isFinite(minMagnitude)) throw new UsageError(`--min-mag must be a number, got ${JSON.stringify(values['min-mag'])}`);
-      await runDemo({ mode: oneOf(values.mode, 'mode', ['async', 'sync'] as const), minMagnitude }, (line) => process.stdout.write(`${line}\n`));
+      const demoFlags = {
+        mode: oneOf(values.mode, 'mode', ['async', 'sync'] as const),
+        minMagnitude,
+        abstractFormat: oneOf(values['abstract-format'], 'abstract-format', ABSTRACT_FORMATS),
+        chartPath: resolve(values.chart),
+      };
+      await runDemo(demoFlags, (line) => process.stdout.write(`${line}\n`));
       return;
     }
     case undefined:

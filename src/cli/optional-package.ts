@@ -1,7 +1,8 @@
 /**
  * The CLI's optional packages: the demo dataset (vega-datasets), the
- * tokenizer (gpt-tokenizer) and the Parquet reader (parquet-wasm) are large
- * and no library user needs them, so they are optional peer dependencies,
+ * tokenizer (gpt-tokenizer), the Parquet reader (parquet-wasm) and the chart
+ * renderer (vega, vega-lite, @resvg/resvg-js) are large and no library user
+ * needs them, so they are optional peer dependencies,
  * loaded on first use. A missing one is an error that says what to install,
  * with the version range this package declares for it.
  */
@@ -15,6 +16,9 @@ export const OPTIONAL_PACKAGES = {
   'vega-datasets': 'the bundled demo dataset (s2sp demo, s2sp serve without FILE)',
   'gpt-tokenizer': 'counting tokens in s2sp demo',
   'parquet-wasm': 'reading Parquet files',
+  vega: 'the chart summarize_rows draws',
+  'vega-lite': 'the chart summarize_rows draws',
+  '@resvg/resvg-js': 'the chart summarize_rows draws (SVG to PNG)',
 } as const;
 /** The name of one of {@link OPTIONAL_PACKAGES}. */
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;

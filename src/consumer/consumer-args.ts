@@ -3,15 +3,25 @@
  * reference defines them, so any MCP agent can call a consumer tool. The
  * parsers here turn `abstract_data` and `body_data` into rows, and say which
  * parameter is wrong and how to fix it, since the reader is an LLM.
+ *
+ * `abstract_data` comes in three shapes (SPEC 2.4): the reference's row
+ * objects, the `columns` layout (a header array, then one array per row), or
+ * a bare array of `_row_id` numbers. They are told apart by the first item:
+ * an object, an array, a number.
  */
 import { S2SPError, type ErrorParams } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
 import { parseJsonExact } from '../table/exact-json.js';
 import type { Row } from '../table/rows-from-table.js';
+import { setRowValue } from './merge.js';
 
 /** The consumer tool's arguments, exactly as the agent sends them. */
 export interface ConsumerArgs {
-  /** JSON array of the abstract rows the agent chose, or `"*"` for every row. */
+  /**
+   * JSON array of the abstract rows the agent chose (as objects, or in the
+   * `columns` layout with its header first), a JSON array of their `_row_id`s,
+   * or `"*"` for every row.
+   */
   abstract_data: string;
   /** Async mode: the resource_url from the resource tool. */
   resource_url?: string;
@@ -33,12 +43,17 @@ export const MAX_NESTING_DEPTH = 64;
  * Parses `abstract_data`.
  *
  * @param text the parameter as passed
- * @returns the rows, or `'*'` for every row of the resource (SPEC 2.4)
+ * @returns the rows as objects, `_row_id` first (just `{_row_id}` for a bare
+ *   id), or `'*'` for every row of the resource (SPEC 2.4)
  * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` naming the parameter and the problem
  */
 export function parseAbstractData(text: string): Row[] | '*' {
   if (typeof text === 'string' && text.trim() === '*') return '*';
-  return parseRows(text, 'abstract_data');
+  const parsed = parseJsonArray(text, 'abstract_data');
+  const first: unknown = parsed[0];
+  if (typeof first === 'number') return rowsFromIds(parsed);
+  if (Array.isArray(first)) return checkDepth(rowsFromColumnsLayout(parsed), 'abstract_data');
+  return checkRowObjects(parsed, 'abstract_data');
 }
 
 /**
@@ -56,7 +71,11 @@ export function isGiven(value: string | undefined): value is string {
   return typeof value === 'string' && value.trim() !== '';
 }
 
-function parseRows(text: string, param: 'abstract_data' | 'body_data'): Row[] {
+function parseRows(text: string, param: RowsParam): Row[] {
+  return checkRowObjects(parseJsonArray(text, param), param);
+}
+
+function parseJsonArray(text: string, param: RowsParam): unknown[] {
   if (typeof text !== 'string') {
     throw invalid({ problem: 'rowsNotString', param, got: text });
   }
@@ -71,8 +90,11 @@ function parseRows(text: string, param: 'abstract_data' | 'body_data'): Row[] {
   if (!Array.isArray(parsed)) {
     throw invalid({ problem: 'rowsNotArray', param, got: parsed });
   }
-  const tooDeep = firstTooDeep(parsed);
-  if (tooDeep !== undefined) throw invalid({ problem: 'rowTooDeep', param, index: tooDeep, maxDepth: MAX_NESTING_DEPTH });
+  return parsed;
+}
+
+function checkRowObjects(parsed: unknown[], param: RowsParam): Row[] {
+  checkDepth(parsed, param);
   for (let i = 0; i < parsed.length; i++) {
     const row = parsed[i];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
@@ -87,6 +109,13 @@ function parseRows(text: string, param: 'abstract_data' | 'body_data'): Row[] {
     }
   }
   return parsed as Row[];
+}
+
+/** Refuses rows nesting deeper than {@link MAX_NESTING_DEPTH}; returns them otherwise. */
+function checkDepth<T>(rows: T[], param: RowsParam): T[] {
+  const tooDeep = firstTooDeep(rows);
+  if (tooDeep !== undefined) throw invalid({ problem: 'rowTooDeep', param, index: tooDeep, maxDepth: MAX_NESTING_DEPTH });
+  return rows;
 }
 
 /**
@@ -108,6 +137,47 @@ function firstTooDeep(rows: readonly unknown[]): number | undefined {
   }
   return undefined;
 }
+
+/** A bare id list: every item a `_row_id`. */
+function rowsFromIds(parsed: unknown[]): Row[] {
+  const rows: Row[] = new Array(parsed.length);
+  for (let i = 0; i < parsed.length; i++) {
+    const id = parsed[i];
+    if (!isRowId(id)) throw invalid({ problem: 'idBad', index: i, id });
+    rows[i] = { [ROW_ID]: id };
+  }
+  return rows;
+}
+
+/** The `columns` layout: a header of distinct column names holding `_row_id`, then one array per row. */
+function rowsFromColumnsLayout(parsed: unknown[]): Row[] {
+  const header = parsed[0] as unknown[];
+  const named = new Set<string>();
+  for (const name of header) {
+    if (typeof name !== 'string') throw invalid({ problem: 'headerNotNames' });
+    if (named.has(name)) throw invalid({ problem: 'headerDuplicate', name });
+    named.add(name);
+  }
+  const idAt = header.indexOf(ROW_ID);
+  if (idAt < 0) throw invalid({ problem: 'headerNoRowId' });
+  const names = header as string[];
+  const rows: Row[] = new Array(parsed.length - 1);
+  for (let i = 1; i < parsed.length; i++) {
+    const values = parsed[i];
+    // Rows count from the first line after the header, as an LLM reads them.
+    const index = i - 1;
+    if (!Array.isArray(values)) throw invalid({ problem: 'lineNotArray', index });
+    if (values.length !== names.length) throw invalid({ problem: 'lineLength', index, values: values.length, columns: names.length });
+    const id: unknown = values[idAt];
+    if (!isRowId(id)) throw invalid({ problem: 'rowBadRowId', param: 'abstract_data', index, id });
+    const row: Row = { [ROW_ID]: id };
+    for (let c = 0; c < names.length; c++) if (c !== idAt) setRowValue(row, names[c], values[c]);
+    rows[index] = row;
+  }
+  return rows;
+}
+
+type RowsParam = 'abstract_data' | 'body_data';
 
 function invalid(params: ErrorParams<'S2SP_ERR_CONSUMER_ARG_INVALID'>): S2SPError {
   return new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', params);

@@ -63,7 +63,10 @@ export interface ConsumerToolConfig {
 const CONSUMER_PARAMS = {
   abstract_data: z
     .string()
-    .describe('JSON array of the abstract rows you chose (each keeps its _row_id), or "*" for every row of the resource.'),
+    .describe(
+      'JSON array of the abstract rows you chose, as the resource tool returned them (each keeps its _row_id; for ' +
+        'abstract_format "columns", the header array first), or just their _row_id numbers (e.g. [3,17,42]), or "*" for every row.',
+    ),
   resource_url: z.string().optional().describe('The resource_url the resource tool returned (async mode).'),
   body_data: z.string().optional().describe('JSON array of body rows (sync mode; normally filled in by your SDK).'),
   column_mapping: z.string().optional().describe('JSON object renaming columns, e.g. {"event": "alert_type"}.'),

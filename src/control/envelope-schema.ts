@@ -5,6 +5,7 @@
  * that validates keeps accepting envelopes that gain a key.
  */
 import * as z from 'zod/v4';
+import { ABSTRACT_FORMATS } from '../protocol/abstract-format.js';
 
 const row = z.record(z.string(), z.unknown());
 
@@ -16,7 +17,11 @@ export const RESOURCE_TOOL_OUTPUT_SCHEMA = z
     columns: z.array(z.string()).optional().describe('Every column, in first-seen order.'),
     abstract_domains: z.array(z.string()).optional(),
     body_domains: z.array(z.string()).optional(),
-    abstract: z.array(row).optional().describe('The abstract columns of each row, _row_id first.'),
+    abstract_format: z.enum(ABSTRACT_FORMATS).optional().describe('Present when the abstract is not in the default rows layout.'),
+    abstract: z
+      .union([z.array(row), z.array(z.array(z.unknown()))])
+      .optional()
+      .describe('The abstract columns of each row, _row_id first: objects, or (columns layout) a header array then value arrays.'),
     abstract_truncated: z.boolean().optional().describe('True when abstract holds only the first rows.'),
     resource_url: z.string().optional().describe('Async mode: where a consumer fetches the body, single use.'),
     expires_at: z.string().optional().describe('Async mode: when resource_url stops working (ISO 8601).'),

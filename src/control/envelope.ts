@@ -3,9 +3,10 @@
  * table. Keys in a fixed order, `_row_id` first in every row.
  */
 import type { Schema, Table } from 'apache-arrow';
+import { AbstractFormat } from '../protocol/abstract-format.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import { stringifyJsonExact } from '../table/exact-json.js';
-import { jsonRowFragment } from '../table/json-encoding.js';
+import { jsonArrayRowFragment, jsonRowFragment } from '../table/json-encoding.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { projectColumns } from '../table/select.js';
 
@@ -18,7 +19,10 @@ export interface Envelope {
   columns: string[];
   abstract_domains: string[];
   body_domains: string[];
-  abstract: Row[];
+  /** Present only for a layout other than the default `rows` (SPEC 2.4). */
+  abstract_format?: AbstractFormat;
+  /** `rows`: one object per row; `columns`: a header array, then one value array per row. */
+  abstract: Row[] | unknown[][];
   abstract_truncated?: true;
   resource_url?: string;
   /** When `resource_url` stops working, ISO 8601 (async only). */
@@ -39,24 +43,29 @@ export function dataColumns(table: Table | Schema): string[] {
  * Builds the envelope for `table` (with `_row_id` first).
  * @param domains checked abstract domains
  * @param abstractRowLimit rows kept in `abstract`; above it `abstract_truncated` is set
+ * @param format the layout of `abstract` (default `rows`, the reference's)
  */
 export function buildEnvelope(
   table: Table,
   domains: readonly string[],
   placement: BodyPlacement,
   abstractRowLimit = DEFAULT_ABSTRACT_ROW_LIMIT,
+  format: AbstractFormat = AbstractFormat.rows,
 ): Envelope {
   const columns = dataColumns(table);
   const abstractSet = new Set(domains);
   const bodyDomains = columns.filter((c) => !abstractSet.has(c));
   const truncated = table.numRows > abstractRowLimit;
   const head = truncated ? table.slice(0, abstractRowLimit) : table;
+  const abstractRows = rowsFromTable(projectColumns(head, domains));
   const envelope: Envelope = {
     total_rows: table.numRows,
     columns,
     abstract_domains: [...domains],
     body_domains: bodyDomains,
-    abstract: rowsFromTable(projectColumns(head, domains)),
+    // Only a non-default layout is named, so the default envelope stays the reference's byte for byte.
+    ...(format === AbstractFormat.columns ? { abstract_format: format } : {}),
+    abstract: format === AbstractFormat.columns ? columnsLayout([ROW_ID, ...domains], abstractRows) : abstractRows,
   };
   if (truncated) envelope.abstract_truncated = true;
   if (placement.mode === 'async') {
@@ -72,7 +81,9 @@ export function buildEnvelope(
  * by `JSON.stringify` of `envelope.abstract`, so every value reads exactly
  * as in a fetched body (README, "JSON encoding of Arrow types"): `2.0` stays
  * a float and an int64 beyond 2^53 keeps its digits. Other keys are written
- * in the envelope object's order.
+ * in the envelope object's order. An `abstract` in the `columns` layout
+ * (SPEC 2.4) is written as its header, then one value array per row, by the
+ * same encoder.
  *
  * @param envelope what {@link buildEnvelope} made of `table`
  * @param table the body table it was built from
@@ -83,7 +94,11 @@ export function envelopeText(envelope: Envelope, table: Table): string {
     if (value === undefined) continue;
     let text: string;
     if (key === 'abstract') {
-      text = rowsText(projectColumns(table.slice(0, (value as Row[]).length), envelope.abstract_domains));
+      const columnsFormat = envelope.abstract_format === AbstractFormat.columns;
+      // The columns layout holds its header line before the rows.
+      const rowCount = (value as unknown[]).length - (columnsFormat ? 1 : 0);
+      const head = projectColumns(table.slice(0, rowCount), envelope.abstract_domains);
+      text = columnsFormat ? columnsText(head) : rowsText(head);
     } else if (key === 'body') {
       text = rowsText(projectColumns(table, envelope.body_domains.length > 0 ? envelope.body_domains : [ROW_ID]));
     } else {
@@ -98,4 +113,19 @@ export function envelopeText(envelope: Envelope, table: Table): string {
 export function rowsText(table: Table): string {
   const fragment = jsonRowFragment(table);
   return `[${Buffer.from(fragment.buffer, fragment.byteOffset, fragment.byteLength).toString('utf8')}]`;
+}
+
+/** `[header, [...], ...]`: the `columns` layout of every row of `table`, values as the data plane's JSON encoder writes them. */
+export function columnsText(table: Table): string {
+  const header = JSON.stringify(table.schema.fields.map((f) => f.name));
+  const fragment = jsonArrayRowFragment(table);
+  if (fragment.byteLength === 0) return `[${header}]`;
+  return `[${header},${Buffer.from(fragment.buffer, fragment.byteOffset, fragment.byteLength).toString('utf8')}]`;
+}
+
+/** The `columns` layout: the header once, then each row's values in header order. */
+function columnsLayout(header: string[], rows: readonly Row[]): unknown[][] {
+  const out: unknown[][] = [header];
+  for (const row of rows) out.push(header.map((name) => row[name]));
+  return out;
 }

@@ -1,6 +1,7 @@
 /**
  * The resource-tool wrapper (SPEC 2.1). Registers a tool on any `McpServer`
- * with the tool's own input schema plus `abstract_domains` and `mode`; the
+ * with the tool's own input schema plus `abstract_domains`, `mode` and
+ * `abstract_format`; the
  * handler returns rows or an Arrow Table, and the wrapper answers plain MCP,
  * or an envelope with the body cached (async) or inline (sync).
  */
@@ -13,6 +14,7 @@ import { isRecordBatchSource, openBodyBatches, tableFromBatchStream, type Record
 import type { BodyStore } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
 import { integerOption } from '../option-checks.js';
+import { ABSTRACT_FORMATS, type AbstractFormat } from '../protocol/abstract-format.js';
 import { bodyTableOf } from '../table/body-table.js';
 import { stringifyJsonExact } from '../table/exact-json.js';
 import { tableFromRows } from '../table/table-from-rows.js';
@@ -43,7 +45,7 @@ export interface ToolConfig<Shape extends ZodRawShapeCompat> {
   title?: string;
   /** What the tool does; a sentence on how long a resource_url lives is appended. */
   description?: string;
-  /** The tool's own parameters, a zod 3 or zod 4 raw shape; `abstract_domains` and `mode` are added. */
+  /** The tool's own parameters, a zod 3 or zod 4 raw shape; `abstract_domains`, `mode` and `abstract_format` are added. */
   inputSchema?: Shape;
   annotations?: ToolAnnotations;
   _meta?: Record<string, unknown>;
@@ -68,16 +70,21 @@ const DOMAINS_TEXT =
   'behind resource_url. Omit for the full table.';
 const MODE_TEXT = 'S2SP: "async" (default) caches the body behind resource_url; "sync" returns it inline for your SDK.';
 const MODES = ['async', 'sync'] as const;
+const FORMAT_TEXT =
+  'S2SP: "rows" (default) returns abstract rows as objects; "columns" returns the column names once, then one array per ' +
+  'row (fewer tokens). A consumer tool takes either, or just the chosen _row_id numbers.';
 
 /** The parameters S2SP adds to a tool's own, in each zod flavour (the SDK refuses a shape that mixes them). */
 const ADDED_PARAMS: Record<ZodFlavour, ZodRawShapeCompat> = {
   v3: {
     abstract_domains: ZOD_FLAVOURS.v3.string().optional().describe(DOMAINS_TEXT),
     mode: ZOD_FLAVOURS.v3.enum(MODES).optional().describe(MODE_TEXT),
+    abstract_format: ZOD_FLAVOURS.v3.enum(ABSTRACT_FORMATS).optional().describe(FORMAT_TEXT),
   },
   v4: {
     abstract_domains: ZOD_FLAVOURS.v4.string().optional().describe(DOMAINS_TEXT),
     mode: ZOD_FLAVOURS.v4.enum(MODES).optional().describe(MODE_TEXT),
+    abstract_format: ZOD_FLAVOURS.v4.enum(ABSTRACT_FORMATS).optional().describe(FORMAT_TEXT),
   },
 };
 
@@ -89,7 +96,7 @@ const ADDED_PARAMS: Record<ZodFlavour, ZodRawShapeCompat> = {
  * failure is revoked. An unexpected error (not an S2SPError) is logged and
  * answered as `S2SP_ERR_TOOL_FAILED`, naming no internals.
  * @param context where bodies go: a store and its resource_urls (a `createDataPlane` handle fits)
- * @throws Error when the tool's own schema already defines `abstract_domains` or `mode`
+ * @throws Error when the tool's own schema already defines `abstract_domains`, `mode` or `abstract_format`
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an abstract row limit that is not a positive integer
  */
 export function registerResourceTool<Shape extends ZodRawShapeCompat>(
@@ -108,20 +115,24 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat>(
   const limit = integerOption(context.abstractRowLimit, 'abstractRowLimit', 1) ?? DEFAULT_ABSTRACT_ROW_LIMIT;
   const description = withLifetime(config.description, context.ttlMs ?? context.store.ttlMs);
   const callback = async (args: Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult> => {
-    const { abstract_domains: domainsText, mode, ...toolArgs } = args as {
+    const { abstract_domains: domainsText, mode, abstract_format: format, ...toolArgs } = args as {
       abstract_domains?: string;
       mode?: 'async' | 'sync';
+      abstract_format?: AbstractFormat;
     } & Record<string, unknown>;
     try {
       const domains = parseAbstractDomains(domainsText);
       const result = await handler(toolArgs as ShapeOutput<Shape>, extra);
-      if (isRecordBatchSource(result) && !isArrowTable(result)) return await streamedResult(result, domains, mode, limit, context);
+      if (isRecordBatchSource(result) && !isArrowTable(result)) {
+        return await streamedResult(result, domains && { domains, limit, format }, mode, context);
+      }
       if (domains === undefined) return plainResult(result);
       const table = bodyTableFrom(result);
       checkDomainsExist(domains, dataColumns(table));
-      if (mode === 'sync') return envelopeResult(table, buildEnvelope(table, domains, { mode: 'sync' }, limit));
+      const shape = { domains, limit, format };
+      if (mode === 'sync') return envelopeResult(table, syncEnvelope(table, shape));
       const put = await context.store.put(table);
-      return await asyncEnvelopeResult(table, domains, put, limit, context);
+      return await asyncEnvelopeResult(table, shape, put, context);
     } catch (error) {
       return toolFailureResult(error, name, context.onToolError);
     }
@@ -155,6 +166,17 @@ function plural(n: number, unit: string): string {
   return `${n} ${unit}${n === 1 ? '' : 's'}`;
 }
 
+/** What the caller asked the abstract to be: its columns, at most how many rows, in which layout. */
+interface AbstractShape {
+  domains: readonly string[];
+  limit: number;
+  format: AbstractFormat | undefined;
+}
+
+function syncEnvelope(table: Table, shape: AbstractShape): Envelope {
+  return buildEnvelope(table, shape.domains, { mode: 'sync' }, shape.limit, shape.format);
+}
+
 /**
  * An envelope as a tool result: the text block is {@link envelopeText}'s
  * exact text (what the Python reference's consumers read: int64 beyond 2^53
@@ -174,14 +196,13 @@ function envelopeResult(table: Table, envelope: Envelope): CallToolResult {
  */
 async function asyncEnvelopeResult(
   table: Table,
-  domains: readonly string[],
+  shape: AbstractShape,
   put: { token: string; expiresAt: number },
-  limit: number,
   context: ResourceToolContext,
 ): Promise<CallToolResult> {
   try {
-    const resourceUrl = context.resourceUrlFor(put.token);
-    return envelopeResult(table, buildEnvelope(table, domains, { mode: 'async', resourceUrl, expiresAt: put.expiresAt }, limit));
+    const placement = { mode: 'async' as const, resourceUrl: context.resourceUrlFor(put.token), expiresAt: put.expiresAt };
+    return envelopeResult(table, buildEnvelope(table, shape.domains, placement, shape.limit, shape.format));
   } catch (error) {
     await context.store.delete(put.token).catch(() => false);
     throw error;
@@ -198,23 +219,22 @@ async function asyncEnvelopeResult(
  */
 async function streamedResult(
   source: RecordBatchSource,
-  domains: string[] | undefined,
+  shape: AbstractShape | undefined,
   mode: 'async' | 'sync' | undefined,
-  limit: number,
   context: ResourceToolContext,
 ): Promise<CallToolResult> {
   const stream = await openBodyBatches(source);
   try {
-    if (domains !== undefined) checkDomainsExist(domains, dataColumns(stream.schema));
-    if (domains === undefined) return plainResult(rowsWithoutIds(await tableFromBatchStream(stream)));
+    if (shape === undefined) return plainResult(rowsWithoutIds(await tableFromBatchStream(stream)));
+    checkDomainsExist(shape.domains, dataColumns(stream.schema));
     if (mode === 'sync' || context.store.putBatches === undefined) {
       const table = await tableFromBatchStream(stream);
-      if (mode === 'sync') return envelopeResult(table, buildEnvelope(table, domains, { mode: 'sync' }, limit));
+      if (mode === 'sync') return envelopeResult(table, syncEnvelope(table, shape));
       const put = await context.store.put(table);
-      return await asyncEnvelopeResult(table, domains, put, limit, context);
+      return await asyncEnvelopeResult(table, shape, put, context);
     }
     const put = await context.store.putBatches(stream);
-    return await asyncEnvelopeResult(put.table, domains, put, limit, context);
+    return await asyncEnvelopeResult(put.table, shape, put, context);
   } finally {
     await stream.close();
   }

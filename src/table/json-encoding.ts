@@ -55,6 +55,39 @@ export function jsonRowFragment(table: Table): Uint8Array {
   return parts.length === 0 ? new Uint8Array(0) : parts[0];
 }
 
+/**
+ * The rows of `table` as one JSON fragment of value arrays, `[0,2.0,"x"]`
+ * each, in column order, comma-separated (no brackets around the list): the
+ * `columns` layout of an abstract (SPEC 2.4), every value written exactly as
+ * {@link jsonRowBytes} writes it.
+ */
+export function jsonArrayRowFragment(table: Table): Uint8Array {
+  const fields = table.schema.fields;
+  const width = fields.length;
+  const w = new ByteWriter(table.numRows * 16 * Math.max(1, width));
+  let first = true;
+  for (const batch of table.batches) {
+    if (batch.numRows === 0) continue;
+    const writers: JsonWriter[] = fields.map((f, c) => jsonWriter(f, batch.data.children[c]));
+    for (let i = 0; i < batch.numRows; i++) {
+      w.ensure(2);
+      if (!first) w.buf[w.pos++] = 0x2c; // ','
+      first = false;
+      w.buf[w.pos++] = 0x5b; // '['
+      for (let c = 0; c < width; c++) {
+        if (c > 0) {
+          w.ensure(1);
+          w.buf[w.pos++] = 0x2c; // ','
+        }
+        writers[c](w, i);
+      }
+      w.ensure(1);
+      w.buf[w.pos++] = 0x5d; // ']'
+    }
+  }
+  return w.take(0);
+}
+
 /** The closing part of the document: `],"total_rows":k,"columns_returned":[...]}`. */
 export function jsonDocumentTail(totalRows: number, columns: readonly string[]): string {
   return `],"total_rows":${totalRows},"columns_returned":${JSON.stringify(columns)}}`;

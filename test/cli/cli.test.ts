@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expectConsumed } from '../support/expect-consumed.js';
+import { decodePng } from '../support/png.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
@@ -112,18 +113,27 @@ test('serve over Streamable HTTP: MCP at /mcp and the data plane on one port', a
   assert.equal(((await response.json()) as { total_rows: number }).total_rows, 1707);
 });
 
-for (const mode of ['async', 'sync'] as const) {
-  test(`demo --mode ${mode} runs the pipeline and reports tokens`, async () => {
-    const { code, stdout, stderr } = await run(['demo', '--mode', mode]);
+// Each run prints both formats' tokens; the runs drive the agent through each way of passing abstract_data.
+for (const [mode, format] of [['async', 'columns'], ['sync', 'columns'], ['sync', 'rows']] as const) {
+  test(`demo --mode ${mode} --abstract-format ${format} runs the pipeline and reports tokens`, async () => {
+    const chart = join(mkdtempSync(join(tmpdir(), 's2sp-demo-')), 'chart.png');
+    const { code, stdout, stderr } = await run(['demo', '--mode', mode, '--abstract-format', format, '--chart', chart]);
     assert.equal(code, 0, stderr);
     assert.match(stdout, /\[5\]/);
     assert.match(stdout, /128 rows selected/);
+    assert.match(stdout, /the consumer merged 128 rows x 30 columns/);
     assert.match(stdout, mode === 'async' ? /over the data plane/ : /by the agent SDK/);
-    const total = /\| total \| ([\d,]+) \| ([\d,]+) \|/.exec(stdout);
+    const total = /\| total \| ([\d,]+) \| ([\d,]+) \([\d.]+%\) \| ([\d,]+) \([\d.]+%\) \|/.exec(stdout);
     assert.ok(total, stdout);
-    const [withS2sp, without] = [Number(total[1].replace(/,/g, '')), Number(total[2].replace(/,/g, ''))];
-    assert.ok(withS2sp < without, `${withS2sp} < ${without}`);
+    const [plain, rows, columns] = [total[1], total[2], total[3]].map((n) => Number(n.replace(/,/g, '')));
+    assert.ok(rows < plain, `${rows} < ${plain}`);
+    // The compact format's goal (issue 12): at most 10% of what plain MCP makes the LLM read.
+    assert.ok(columns <= plain / 10, `columns ${columns} <= 10% of ${plain}`);
     assert.doesNotMatch(stdout, /s2sp\/data\/[A-Za-z0-9_-]{43}/, 'no full token printed');
+    // The consumer's chart, saved where --chart said and printed.
+    assert.ok(stdout.includes(`saved to ${chart}`), stdout);
+    const png = decodePng(readFileSync(chart));
+    assert.ok(png.width > 800 && png.height > 300, `${png.width}x${png.height}: histogram and map`);
   });
 }
 
@@ -167,6 +177,7 @@ const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
   ['data port over http', ['serve', '--transport', 'http', '--data-port', '1'], 2, /--data-port is for --transport stdio/],
   ['unknown flag', ['serve', '--nope'], 2, /Unknown option/],
   ['bad mode', ['demo', '--mode', 'later'], 2, /--mode must be one of/],
+  ['bad abstract format', ['demo', '--abstract-format', 'csv'], 2, /--abstract-format must be one of/],
   ['missing file', ['serve', '/nonexistent/table.json'], 1, /S2SP_ERR_INPUT_UNREADABLE/],
   ['bad store', ['serve', '--store', 'postgres://db'], 2, /--store \(or S2SP_STORE\): a store is "memory" or a redis:\/\/ or rediss:\/\/ URL/],
   ['bad lease timeout', ['serve', '--lease-timeout', '0'], 2, /--lease-timeout must be a positive number of seconds/],

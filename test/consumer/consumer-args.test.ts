@@ -26,13 +26,53 @@ test('malformed abstract_data is ARG_INVALID naming the parameter and row', () =
     ['', /abstract_data is missing/],
     ['[{', /abstract_data is not valid JSON/],
     ['{"_row_id":0}', /abstract_data must be a JSON array/],
-    ['[1]', /abstract_data row 0 is not a JSON object/],
+    ['["a"]', /abstract_data row 0 is not a JSON object/],
     ['[{"_row_id":0},{"_row_id":1},{"_row_id":2},{"a":1}]', /abstract_data row 3 has no _row_id; pass the abstract rows exactly as the resource tool returned them/],
     ['[{"_row_id":"0"}]', /abstract_data row 0 has _row_id "0"/],
     ['[{"_row_id":-1}]', /abstract_data row 0/],
     ['[{"_row_id":0.5}]', /abstract_data row 0/],
     ['[{"_row_id":null}]', /abstract_data row 0/],
     ['[{"_row_id":4294967296}]', /abstract_data row 0/],
+  ];
+  for (const [text, pattern] of cases) {
+    const error = errorOf(() => parseAbstractData(text));
+    assert.equal(error.code, 'S2SP_ERR_CONSUMER_ARG_INVALID', text);
+    assert.match(error.message, pattern, text);
+  }
+});
+
+test('abstract_data as a bare array of _row_ids', () => {
+  assert.deepEqual(parseAbstractData('[3, 0, 7]'), [{ _row_id: 3 }, { _row_id: 0 }, { _row_id: 7 }]);
+  for (const text of ['[1, {"_row_id":2}]', '[1, -1]', '[1, 2.5]', '[0, "1"]', '[0, null]', '[4294967296]']) {
+    const error = errorOf(() => parseAbstractData(text));
+    assert.equal(error.code, 'S2SP_ERR_CONSUMER_ARG_INVALID', text);
+    assert.match(error.message, /abstract_data item 1|abstract_data item 0/, text);
+  }
+});
+
+test('abstract_data in the columns layout becomes row objects, _row_id first', () => {
+  assert.deepEqual(parseAbstractData('[["_row_id","mag","place"],[4,5.1,"A"],[0,2,null]]'), [
+    { _row_id: 4, mag: 5.1, place: 'A' },
+    { _row_id: 0, mag: 2, place: null },
+  ]);
+  // _row_id anywhere in the header; a header alone selects nothing.
+  assert.deepEqual(parseAbstractData('[["mag","_row_id"],[5.1,4]]'), [{ _row_id: 4, mag: 5.1 }]);
+  assert.deepEqual(parseAbstractData('[["_row_id","mag"]]'), []);
+  // A column named __proto__ stays a column, as it does in the rows shape.
+  const [row] = parseAbstractData('[["_row_id","__proto__"],[1,{"x":1}]]') as Record<string, unknown>[];
+  assert.deepEqual(Object.keys(row), ['_row_id', '__proto__']);
+  assert.equal(Object.getPrototypeOf(row), Object.prototype);
+});
+
+test('a malformed columns layout is ARG_INVALID naming the row', () => {
+  const cases: [string, RegExp][] = [
+    ['[[4,5.1,"A"],[0,2,null]]', /abstract_data starts with an array, but that first array is not the header/],
+    ['[["mag","place"],[5.1,"A"]]', /abstract_data header has no _row_id/],
+    ['[["_row_id","mag","mag"],[1,2,3]]', /abstract_data header names column "mag" twice/],
+    ['[["_row_id","mag"],[1,2],[3]]', /abstract_data row 1 has 1 values for 2 header columns/],
+    ['[["_row_id","mag"],[1,2],{"_row_id":3}]', /abstract_data row 1 is not an array/],
+    ['[["_row_id","mag"],["1",2]]', /abstract_data row 0 has _row_id "1"/],
+    ['[["_row_id","mag"],[-1,2]]', /abstract_data row 0 has _row_id -1/],
   ];
   for (const [text, pattern] of cases) {
     const error = errorOf(() => parseAbstractData(text));

@@ -15,6 +15,7 @@ import { ipcOf, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { expectConsumed } from '../support/expect-consumed.js';
 import { startStandIn } from '../support/stand-in-server.js';
 import { waitUntilIdle } from '../support/wait-until-idle.js';
+import { S2SPClient } from '../../src/agent/s2sp-client.js';
 
 const ROWS = [
   { event: 'Wind', area: 'CA', description: 'gusts' },
@@ -78,6 +79,42 @@ test('"*" takes every row of the resource', async (t) => {
   const envelope = json(await call(resourceClient, 'alerts', { abstract_domains: 'event' }));
   await call(consumerClient, 'ingest', { abstract_data: '*', resource_url: envelope.resource_url });
   assert.deepEqual(received[0].rows.map((r) => r._row_id), [0, 1, 2]);
+});
+
+test('abstract_data in the columns layout, or as bare _row_ids, merges to what the rows shape gives', async (t) => {
+  const { resourceClient, consumerClient, received } = await setup(t);
+  const byRows = json(await call(resourceClient, 'alerts', { abstract_domains: 'event' }));
+  await call(consumerClient, 'ingest', { abstract_data: JSON.stringify([byRows.abstract[2], byRows.abstract[0]]), resource_url: byRows.resource_url });
+  const byColumns = json(await call(resourceClient, 'alerts', { abstract_domains: 'event', abstract_format: 'columns' }));
+  const [header, ...lines] = byColumns.abstract as unknown as [string[], ...unknown[][]];
+  await call(consumerClient, 'ingest', { abstract_data: JSON.stringify([header, lines[2], lines[0]]), resource_url: byColumns.resource_url });
+  const byIds = json(await call(resourceClient, 'alerts', { abstract_domains: 'event', abstract_format: 'columns' }));
+  const result = await call(consumerClient, 'ingest', { abstract_data: '[2,0]', resource_url: byIds.resource_url });
+  assert.equal(result.isError, undefined);
+  assert.equal(received.length, 3);
+  const expected = [
+    { _row_id: 2, event: 'Heat', area: 'AZ', description: 'sun' },
+    { _row_id: 0, event: 'Wind', area: 'CA', description: 'gusts' },
+  ];
+  for (const input of received) {
+    assert.deepEqual(input.rows, expected);
+    assert.equal(input.source, 'resource_url');
+  }
+});
+
+test('sync with the columns layout: the agent SDK still withholds the body, and bare ids get every column', async (t) => {
+  const { resourceClient, consumerClient, received } = await setup(t);
+  const agentToResource = new S2SPClient(resourceClient);
+  const agentToConsumer = new S2SPClient(consumerClient, agentToResource.dispatcher);
+  const seen = await agentToResource.callTool({ name: 'alerts', arguments: { abstract_domains: 'event', mode: 'sync', abstract_format: 'columns' } });
+  const seenText = (seen.content[0] as { text: string }).text;
+  assert.ok(!seenText.includes('gusts'), 'no body value reaches the LLM');
+  const envelope = JSON.parse(seenText);
+  assert.deepEqual(envelope.abstract, [['_row_id', 'event'], [0, 'Wind'], [1, 'Flood'], [2, 'Heat']]);
+  await agentToConsumer.callTool({ name: 'ingest', arguments: { abstract_data: '[1]', resource_url: envelope.resource_url } });
+  assert.equal(received[0].source, 'body_data');
+  // body_data carries the body domains only, so a bare id keeps just those (the abstract's columns were not passed).
+  assert.deepEqual(received[0].rows, [{ _row_id: 1, area: 'NV', description: 'river' }]);
 });
 
 const ERRORS: Array<[string, Record<string, unknown>, string]> = [

@@ -39,12 +39,12 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
   return (await client.callTool({ name, arguments: args })) as CallToolResult;
 }
 
-test('the tool lists its own parameters plus abstract_domains and mode', async (t) => {
+test('the tool lists its own parameters plus abstract_domains, mode and abstract_format', async (t) => {
   const { client } = await setup(t);
   const { tools } = await client.listTools();
   const quakes = tools.find((tool) => tool.name === 'quakes');
   assert.ok(quakes);
-  assert.deepEqual(Object.keys(quakes.inputSchema.properties ?? {}).sort(), ['abstract_domains', 'min', 'mode']);
+  assert.deepEqual(Object.keys(quakes.inputSchema.properties ?? {}).sort(), ['abstract_domains', 'abstract_format', 'min', 'mode']);
 });
 
 test('without abstract_domains the tool is plain MCP: the rows exactly as returned', async (t) => {
@@ -146,6 +146,53 @@ test('the unknown-domain error lists the available columns', async (t) => {
   const { client } = await setup(t);
   const message = text(await call(client, 'quakes', { abstract_domains: 'nope' }));
   for (const column of ['mag', 'place', 'time', 'depth']) assert.ok(message.includes(column), column);
+});
+
+test('abstract_format "columns": the header once, then one array per row, holding what "rows" holds', async (t) => {
+  const { client } = await setup(t);
+  const rows = JSON.parse(text(await call(client, 'quakes', { abstract_domains: 'place,mag' })));
+  const raw = text(await call(client, 'quakes', { abstract_domains: 'place,mag', abstract_format: 'columns' }));
+  const envelope = JSON.parse(raw);
+  assert.deepEqual(Object.keys(envelope), [
+    'total_rows',
+    'columns',
+    'abstract_domains',
+    'body_domains',
+    'abstract_format',
+    'abstract',
+    'resource_url',
+    'expires_at',
+  ]);
+  assert.equal(envelope.abstract_format, 'columns');
+  assert.deepEqual(envelope.abstract, [
+    ['_row_id', 'place', 'mag'],
+    [0, 'A', 2],
+    [1, 'B', 4.5],
+    [2, 'C', 5],
+  ]);
+  const [header, ...values] = envelope.abstract as [string[], ...unknown[][]];
+  assert.deepEqual(values.map((v) => Object.fromEntries(header.map((name, i) => [name, v[i]]))), rows.abstract);
+  assert.ok(raw.length < JSON.stringify(rows).length, 'the compact layout is shorter');
+  // "rows" named explicitly is the reference's envelope: no abstract_format key.
+  const explicit = JSON.parse(text(await call(client, 'quakes', { abstract_domains: 'place,mag', abstract_format: 'rows' })));
+  assert.equal('abstract_format' in explicit, false);
+  assert.deepEqual(explicit.abstract, rows.abstract);
+});
+
+test('abstract_format "columns" keeps the row cap (the header is not a row) and the sync body as is', async (t) => {
+  const { client } = await setup(t, { abstractRowLimit: 2 });
+  const envelope = JSON.parse(text(await call(client, 'quakes', { abstract_domains: 'mag', abstract_format: 'columns', mode: 'sync' })));
+  assert.deepEqual(envelope.abstract, [['_row_id', 'mag'], [0, 2], [1, 4.5]]);
+  assert.equal(envelope.abstract_truncated, true);
+  assert.equal(envelope.body.length, 3);
+  assert.deepEqual(envelope.body[2], { _row_id: 2, place: 'C', time: 1517966773842, depth: 10, tags: null, extra: { k: 1 } });
+});
+
+test('an unknown abstract_format is rejected by the schema as a tool error', async (t) => {
+  const { client, server } = await setup(t);
+  const result = await call(client, 'quakes', { abstract_domains: 'mag', abstract_format: 'csv' });
+  assert.equal(result.isError, true);
+  assert.equal((await server.store.stats()).entries, 0);
 });
 
 test('an invalid mode is rejected by the schema as a tool error', async (t) => {

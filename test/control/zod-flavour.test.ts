@@ -36,7 +36,7 @@ for (const [label, shape] of [
     const client = await connectInMemory(mcp, t);
     t.after(() => store.close());
     const [tool] = (await client.listTools()).tools;
-    assert.deepEqual(Object.keys(tool.inputSchema.properties ?? {}).sort(), ['abstract_domains', 'min', 'mode']);
+    assert.deepEqual(Object.keys(tool.inputSchema.properties ?? {}).sort(), ['abstract_domains', 'abstract_format', 'min', 'mode']);
     const ok = (await client.callTool({ name: 'rows', arguments: { min: 1, abstract_domains: 'v', mode: 'sync' } })) as CallToolResult;
     assert.deepEqual((ok.structuredContent as { abstract: unknown }).abstract, [
       { _row_id: 0, v: 2 },
