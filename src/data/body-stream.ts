@@ -2,7 +2,9 @@
  * Streams one response body: framing (JSON brackets, or the Arrow schema and
  * end-of-stream marker) around chunks encoded in order. Chunks are encoded in
  * worker threads, a window of `pool.threads` ahead of the socket, or inline
- * on the main thread when that is cheaper (see {@link runsInline}). The
+ * on the main thread when that is cheaper (see {@link runsInline}). Compressed
+ * Arrow chunks that are whole stored batches are assembled from buffers a
+ * {@link CompressedBatchCache} keeps, so each buffer is compressed once. The
  * Readable holds at most one part beyond what the socket accepted, so a large
  * body is never buffered whole, and backpressure reaches the encoders.
  */
@@ -10,7 +12,18 @@ import { Readable } from 'node:stream';
 import type { Table } from 'apache-arrow';
 import type { CachedBody } from '../cache/body-store.js';
 import { encodeChunk, type ChunkFormat } from '../table/chunk-encoding.js';
-import { schemaMessage, type BufferCompressor } from '../ipc/message-writer.js';
+import {
+  batchMessageParts,
+  compressedBatchMessage,
+  concatParts,
+  schemaMessage,
+  type BufferCompression,
+} from '../ipc/message-writer.js';
+import type { CompressedBatchCache, CompressedColumn } from '../ipc/compressed-batch-cache.js';
+import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler';
+import { hasDictionaries } from '../table/decode-dictionaries.js';
+import { projectColumns } from '../table/select.js';
+import type { IpcCodec } from '../protocol/media-types.js';
 import { END_OF_STREAM } from '../protocol/arrow-framing.js';
 import { jsonDocumentTail } from '../table/json-encoding.js';
 import { chunkLength, type RowChunk } from '../table/row-chunks.js';
@@ -35,7 +48,10 @@ export interface BodyStreamPlan {
   readonly chunks: readonly RowChunk[];
   readonly format: ChunkFormat;
   readonly pool?: EncoderPool;
-  readonly compress?: BufferCompressor;
+  /** The codec's compressor; required when `format.codec` is set. */
+  readonly compression?: BufferCompression;
+  /** Keeps compressed buffers of whole stored batches for later responses of this body. */
+  readonly compressedCache?: CompressedBatchCache;
   readonly inlineCellLimit?: number;
   /** True when the request asked for every row and every column (the cached stream is the answer). */
   readonly wholeBody?: boolean;
@@ -49,22 +65,114 @@ export function runsInline(plan: BodyStreamPlan, chunk: RowChunk): boolean {
   if (plan.pool === undefined) return true;
   // Uncompressed Arrow over a range is views of the cached buffers: nothing to encode.
   if (plan.format.kind === 'arrow' && plan.format.codec === undefined && !('ids' in chunk)) return true;
-  // LZ4 stays on the main thread: lz4-napi in worker threads grows the process by ~40 MB per
-  // million compressed rows, never returned (native-notes.md, "lz4-napi"); on the main thread it is flat.
-  if (plan.format.kind === 'arrow' && plan.format.codec === 'lz4') return true;
   return chunkLength(chunk) * plan.table.numCols <= (plan.inlineCellLimit ?? DEFAULT_INLINE_CELL_LIMIT);
 }
 
 async function encodeOne(plan: BodyStreamPlan, chunk: RowChunk): Promise<Uint8Array[]> {
-  if (runsInline(plan, chunk)) return encodeChunk(plan.table, chunk, plan.format, plan.compress);
+  const cached = cachedBatchesOf(plan, chunk);
+  if (cached !== undefined) return cachedCompressedParts(plan, cached.codec, cached);
+  return encodeAnywhere(plan, chunk, plan.table, plan.columns);
+}
+
+/** Encodes `chunk` of `table` (the body projected to `columns`) inline or in a worker, by {@link runsInline}. */
+async function encodeAnywhere(plan: BodyStreamPlan, chunk: RowChunk, table: Table, columns: readonly string[] | null): Promise<Uint8Array[]> {
+  if (runsInline({ ...plan, table }, chunk)) return encodeChunk(table, chunk, plan.format, plan.compression);
   const bytes = await plan.pool!.run({
     ipc: plan.body.ipc,
     bodyId: plan.body.id,
-    columns: plan.columns,
+    columns,
     chunk,
     format: plan.format,
   });
   return [bytes];
+}
+
+/** A compressed chunk that is whole stored batches: their indices in the body and first rows. */
+interface StoredBatches {
+  readonly codec: IpcCodec;
+  readonly first: number;
+  readonly count: number;
+  /** Row offset of every stored batch, and the row count at the end. */
+  readonly offsets: readonly number[];
+}
+
+const offsetsByBody = new WeakMap<Table, number[]>();
+
+function batchOffsets(table: Table): number[] {
+  let offsets = offsetsByBody.get(table);
+  if (offsets === undefined) {
+    offsets = [0];
+    for (const batch of table.batches) offsets.push(offsets[offsets.length - 1] + batch.numRows);
+    offsetsByBody.set(table, offsets);
+  }
+  return offsets;
+}
+
+/** The stored batches a compressed chunk covers exactly, or undefined when it is not whole batches (or nothing caches). */
+function cachedBatchesOf(plan: BodyStreamPlan, chunk: RowChunk): StoredBatches | undefined {
+  if (plan.compressedCache === undefined || plan.format.kind !== 'arrow' || plan.format.codec === undefined) return undefined;
+  if ('ids' in chunk || chunk.end <= chunk.start || hasDictionaries(plan.body.table.schema)) return undefined;
+  const offsets = batchOffsets(plan.body.table);
+  const first = offsets.indexOf(chunk.start);
+  const last = offsets.indexOf(chunk.end, first + 1);
+  if (first < 0 || last < 0) return undefined;
+  return { codec: plan.format.codec, first, count: last - first, offsets };
+}
+
+/** The chunk's messages from cached compressed columns, compressing (once) those not cached yet. */
+async function cachedCompressedParts(plan: BodyStreamPlan, codec: IpcCodec, batches: StoredBatches): Promise<Uint8Array[]> {  const bodySchema = plan.body.table.schema;
+  const names = plan.table.schema.fields.map((f) => f.name);
+  const fields = names.map((name) => bodySchema.fields.findIndex((f) => f.name === name));
+  const parts: Uint8Array[] = [];
+  const messages: Array<Promise<{ columns: CompressedColumn[]; rows: number }>> = [];
+  for (let k = batches.first; k < batches.first + batches.count; k++) {
+    const chunk = { start: batches.offsets[k], end: batches.offsets[k + 1] };
+    const compress = (missing: readonly number[]) => compressColumns(plan, k, chunk, missing);
+    messages.push(plan.compressedCache!.columns(plan.body, codec, k, fields, compress).then((columns) => ({ columns, rows: chunk.end - chunk.start })));
+  }
+  for (const { columns, rows } of await Promise.all(messages)) {
+    parts.push(
+      ...compressedBatchMessage(
+        rows,
+        columns.flatMap((c) => c.nodes),
+        columns.flatMap((c) => c.buffers),
+        columns.flatMap((c) => c.variadicBufferCounts),
+        codec,
+      ),
+    );
+  }
+  return parts;
+}
+
+/**
+ * Compresses columns `fields` (body field indices) of stored batch `k`, where
+ * any other chunk would be encoded (a worker for a whole batch), and splits
+ * the message back into columns. The message also holds `_row_id` (every
+ * projection does); it is kept when it was asked for.
+ */
+async function compressColumns(plan: BodyStreamPlan, k: number, chunk: RowChunk, fields: readonly number[]): Promise<CompressedColumn[]> {
+  const body = plan.body.table;
+  const names = fields.map((i) => body.schema.fields[i].name);
+  const projected = projectColumns(body, names);
+  const message = concatParts(await encodeAnywhere(plan, chunk, projected, projected.schema.fields.map((f) => f.name)));
+  const { nodes, buffers, variadicBufferCounts } = batchMessageParts(message);
+  const stored = body.batches[k];
+  const byName = new Map<string, CompressedColumn>();
+  let node = 0;
+  let buffer = 0;
+  let variadic = 0;
+  for (const field of projected.schema.fields) {
+    // How many nodes, buffers and variadic counts this column has: assembling it uncompressed tells.
+    const layout = VectorAssembler.assemble(stored.getChildAt(body.schema.fields.findIndex((f) => f.name === field.name))!);
+    const column: CompressedColumn = {
+      nodes: nodes.slice(node, (node += layout.nodes.length)),
+      buffers: buffers.slice(buffer, (buffer += layout.buffers.length)),
+      variadicBufferCounts: variadicBufferCounts.slice(variadic, (variadic += layout.variadicBufferCounts.length)),
+    };
+    byName.set(field.name, column);
+  }
+  if (node !== nodes.length || buffer !== buffers.length) throw new Error('compressColumns: the message does not split into its columns');
+  return names.map((name) => byName.get(name)!);
 }
 
 /**
@@ -82,7 +190,7 @@ export async function openBodyStream(plan: BodyStreamPlan): Promise<Readable | B
   // A body of one inline chunk (the common small request) is answered as one
   // buffer with a Content-Length: no stream machinery, one write.
   if (plan.chunks.length <= 1 && plan.chunks.every((chunk) => runsInline(plan, chunk))) {
-    const rows = plan.chunks.length === 0 ? [] : encodeChunk(plan.table, plan.chunks[0], plan.format, plan.compress);
+    const rows = plan.chunks.length === 0 ? [] : encodeChunk(plan.table, plan.chunks[0], plan.format, plan.compression);
     return Buffer.concat([opening(plan), ...rows, closing(plan)]);
   }
   const window = plan.pool?.threads ?? 1;
