@@ -6,7 +6,7 @@
  * because the Python reference answers JSON whatever the Accept says. Buffer
  * compression is asked for by the `codec` option; by default only when the
  * resource server is not on loopback, where compressing costs more time than
- * the bytes it saves (bench/README.md, "Compression").
+ * the bytes it saves (native-notes.md, "Which codec, and when").
  */
 import { S2SPError } from '../errors.js';
 import { ARROW_STREAM_TYPE, JSON_TYPE, arrowStreamType, isIpcCodec, mediaTypeOf, type IpcCodec } from '../protocol/media-types.js';

@@ -154,7 +154,9 @@ async function compressColumns(plan: BodyStreamPlan, k: number, chunk: RowChunk,
   const body = plan.body.table;
   const names = fields.map((i) => body.schema.fields[i].name);
   const projected = projectColumns(body, names);
-  const message = concatParts(await encodeAnywhere(plan, chunk, projected, projected.schema.fields.map((f) => f.name)));
+  const parts = await encodeAnywhere(plan, chunk, projected, projected.schema.fields.map((f) => f.name));
+  // A worker's answer is already one buffer (transferred): keep it, do not copy it.
+  const message = parts.length === 1 ? parts[0] : concatParts(parts);
   const { nodes, buffers, variadicBufferCounts } = batchMessageParts(message);
   const stored = body.batches[k];
   const byName = new Map<string, CompressedColumn>();
