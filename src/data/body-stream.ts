@@ -8,6 +8,7 @@
  * Readable holds at most one part beyond what the socket accepted, so a large
  * body is never buffered whole, and backpressure reaches the encoders.
  */
+import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Table } from 'apache-arrow';
 import type { CachedBody } from '../cache/body-store.js';
@@ -16,6 +17,7 @@ import {
   batchMessageParts,
   compressedBatchMessage,
   concatParts,
+  partsLength,
   schemaMessage,
   type BufferCompression,
 } from '../ipc/message-writer.js';
@@ -119,10 +121,74 @@ function cachedBatchesOf(plan: BodyStreamPlan, chunk: RowChunk): StoredBatches |
   return { codec: plan.format.codec, first, count: last - first, offsets };
 }
 
+/** The parts of every chunk when each is whole stored batches already kept compressed, else undefined. */
+function readyCompressedParts(plan: BodyStreamPlan): Uint8Array[] | undefined {
+  if (plan.compressedCache === undefined || plan.chunks.length === 0) return undefined;
+  const fields = bodyFieldsOf(plan);
+  const parts: Uint8Array[] = [];
+  for (const chunk of plan.chunks) {
+    const batches = cachedBatchesOf(plan, chunk);
+    if (batches === undefined) return undefined;
+    for (let k = batches.first; k < batches.first + batches.count; k++) {
+      const columns = plan.compressedCache.peek(plan.body, batches.codec, k, fields);
+      if (columns === undefined) return undefined;
+      parts.push(...coalesce(messageOf(batches.offsets[k + 1] - batches.offsets[k], columns, batches.codec)));
+    }
+  }
+  return parts;
+}
+
+/** The body's field index of each response column. */
+function bodyFieldsOf(plan: BodyStreamPlan): number[] {
+  const bodySchema = plan.body.table.schema;
+  return plan.table.schema.fields.map((field) => bodySchema.fields.findIndex((f) => f.name === field.name));
+}
+
+function messageOf(rows: number, columns: readonly CompressedColumn[], codec: IpcCodec): Uint8Array[] {
+  return compressedBatchMessage(
+    rows,
+    columns.flatMap((c) => c.nodes),
+    columns.flatMap((c) => c.buffers),
+    columns.flatMap((c) => c.variadicBufferCounts),
+    codec,
+  );
+}
+
+/**
+ * A response whose parts are all in memory already (views of kept buffers):
+ * written to the socket in one corked batch, which Node hands to the kernel
+ * as one writev, with a Content-Length. Piping it part by part would wait
+ * for the socket to drain after every large part.
+ */
+export class ReadyParts extends Readable {
+  readonly #parts: readonly Uint8Array[];
+  /** Total bytes of the parts. */
+  readonly byteLength: number;
+
+  constructor(parts: readonly Uint8Array[]) {
+    super();
+    this.#parts = parts;
+    this.byteLength = partsLength(parts);
+  }
+
+  override _read(): void {
+    this.push(null); // the parts go out through pipe() below, never through reads
+  }
+
+  override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
+    const out = destination as unknown as NodeJS.WritableStream & Partial<Pick<ServerResponse, 'cork' | 'uncork' | 'headersSent' | 'setHeader'>>;
+    if (out.headersSent === false) out.setHeader?.('content-length', this.byteLength);
+    out.cork?.();
+    for (const part of this.#parts) out.write(part);
+    out.uncork?.();
+    if (options?.end !== false) out.end();
+    this.resume(); // ends this stream, so whoever waits for its end sees it
+    return destination;
+  }
+}
+
 /** The chunk's messages from cached compressed columns, compressing (once) those not cached yet. */
-async function cachedCompressedParts(plan: BodyStreamPlan, codec: IpcCodec, batches: StoredBatches): Promise<Uint8Array[]> {  const bodySchema = plan.body.table.schema;
-  const names = plan.table.schema.fields.map((f) => f.name);
-  const fields = names.map((name) => bodySchema.fields.findIndex((f) => f.name === name));
+async function cachedCompressedParts(plan: BodyStreamPlan, codec: IpcCodec, batches: StoredBatches): Promise<Uint8Array[]> {  const fields = bodyFieldsOf(plan);
   const parts: Uint8Array[] = [];
   const messages: Array<Promise<{ columns: CompressedColumn[]; rows: number }>> = [];
   for (let k = batches.first; k < batches.first + batches.count; k++) {
@@ -130,17 +196,7 @@ async function cachedCompressedParts(plan: BodyStreamPlan, codec: IpcCodec, batc
     const compress = (missing: readonly number[]) => compressColumns(plan, k, chunk, missing);
     messages.push(plan.compressedCache!.columns(plan.body, codec, k, fields, compress).then((columns) => ({ columns, rows: chunk.end - chunk.start })));
   }
-  for (const { columns, rows } of await Promise.all(messages)) {
-    parts.push(
-      ...compressedBatchMessage(
-        rows,
-        columns.flatMap((c) => c.nodes),
-        columns.flatMap((c) => c.buffers),
-        columns.flatMap((c) => c.variadicBufferCounts),
-        codec,
-      ),
-    );
-  }
+  for (const { columns, rows } of await Promise.all(messages)) parts.push(...messageOf(rows, columns, codec));
   return parts;
 }
 
@@ -189,6 +245,10 @@ export async function openBodyStream(plan: BodyStreamPlan): Promise<Readable | B
     const { ipc } = plan.body;
     return Buffer.from(ipc.buffer, ipc.byteOffset, ipc.byteLength);
   }
+  // Compressed Arrow whose every buffer an earlier response compressed: all the parts are ready,
+  // so they go out in one corked batch instead of one socket write (and event-loop turn) each.
+  const ready = readyCompressedParts(plan);
+  if (ready !== undefined) return new ReadyParts([opening(plan), ...ready, closing(plan)]);
   // A body of one inline chunk (the common small request) is answered as one
   // buffer with a Content-Length: no stream machinery, one write.
   if (plan.chunks.length <= 1 && plan.chunks.every((chunk) => runsInline(plan, chunk))) {

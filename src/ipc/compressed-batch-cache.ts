@@ -93,6 +93,24 @@ export class CompressedBatchCache {
     return Promise.all(fields.map((field) => entry.columns.get(keyOf(field))!));
   }
 
+  /**
+   * The columns `fields` of stored batch `batch` of `body` when every one of
+   * them is compressed and kept already, else undefined (nothing is
+   * compressed). Counts as a use of the body.
+   */
+  peek(body: { readonly id: string }, codec: IpcCodec, batch: number, fields: readonly number[]): CompressedColumn[] | undefined {
+    const entry = this.#bodies.get(body.id);
+    if (entry === undefined) return undefined;
+    const out: CompressedColumn[] = [];
+    for (const field of fields) {
+      const column = entry.columns.get(`${codec}:${batch}:${field}`);
+      if (column === undefined || column instanceof Promise) return undefined;
+      out.push(column);
+    }
+    this.#entryFor(body);
+    return out;
+  }
+
   /** Drops one body's buffers. */
   delete(bodyId: string): void {
     const entry = this.#bodies.get(bodyId);

@@ -190,6 +190,7 @@ test('polars reads compressed bodies assembled from cached buffers (LZ4 and ZSTD
   const source = pl!.readIPCStream(ok(await plane.post(token, {}, { accept: ARROW })).bytes);
   assert.equal(source.height, rows.length);
   for (const accept of [ARROW_LZ4, ARROW_ZSTD]) {
+    let streamed: Buffer | undefined;
     for (const [label, request] of [
       ['projection first (compresses place)', { columns: ['place'] }],
       ['full fetch (place reused, the rest compressed)', {}],
@@ -203,6 +204,12 @@ test('polars reads compressed bodies assembled from cached buffers (LZ4 and ZSTD
       const expected = 'columns' in request ? source.select('_row_id', ...request.columns) : source;
       assert.ok(df.frameEqual(expected), `${accept}, ${label}: polars reads the same frame`);
       if (label.includes('all from the cache')) assert.equal(cache.stats().compressedColumns, before, `${accept}, ${label}: nothing compressed again`);
+      if (label.startsWith('full fetch again')) {
+        // Every part was ready: one corked write with a Content-Length, the same bytes as the streamed response before it.
+        assert.equal(res.headers['content-length'], String(res.bytes.byteLength));
+        assert.ok(res.bytes.equals(streamed!), `${accept}: the same bytes as the streamed full fetch`);
+      }
+      if (label.startsWith('full fetch (')) streamed = res.bytes;
     }
   }
   // 2 stored batches x 5 columns x 2 codecs, each compressed exactly once.
