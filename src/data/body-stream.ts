@@ -251,7 +251,8 @@ export async function openBodyStream(plan: BodyStreamPlan): Promise<Readable | B
   if (ready !== undefined) return new ReadyParts([opening(plan), ...ready, closing(plan)]);
   // A body of one inline chunk (the common small request) is answered as one
   // buffer with a Content-Length: no stream machinery, one write.
-  if (plan.chunks.length <= 1 && plan.chunks.every((chunk) => runsInline(plan, chunk))) {
+  // (Compressed whole stored batches go through the cache instead: compressed once, kept.)
+  if (plan.chunks.length <= 1 && plan.chunks.every((chunk) => runsInline(plan, chunk) && cachedBatchesOf(plan, chunk) === undefined)) {
     const rows = plan.chunks.length === 0 ? [] : encodeChunk(plan.table, plan.chunks[0], plan.format, plan.compression);
     return Buffer.concat([opening(plan), ...rows, closing(plan)]);
   }

@@ -125,7 +125,12 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
         inlineCellLimit: options.inlineCellLimit,
         wholeBody: resolved.sortedIds === undefined && resolved.columns === undefined,
       });
-      settleWithResponse(reply, lease);
+      settleWithResponse(reply, lease, () => {
+        // The body's compressed buffers help only a later fetch of it; once its token is gone
+        // (single use: MemoryStore then drops the body too), keeping them only costs memory and
+        // garbage collections. A store that shares a body among tokens loses reuse here, not data.
+        if (compressedCache !== undefined) void store.has(token).then((alive) => alive || compressedCache.delete(body.id), () => {});
+      });
       if (format.kind === 'arrow') {
         reply.type(arrowStreamType(format.codec));
         return reply.send(response);
@@ -183,7 +188,7 @@ function poolFor(workers: DataPlaneOptions['workers']): EncoderPool | undefined 
  * fails. A stream that fails before its first byte becomes an error document,
  * whose 'finish' must not consume the token (SPEC 3.4).
  */
-function settleWithResponse(reply: FastifyReply, lease: BodyLease): void {
+function settleWithResponse(reply: FastifyReply, lease: BodyLease, afterCommit: () => void): void {
   const res = reply.raw;
   const socket = res.socket;
   let finished = false;
@@ -192,7 +197,7 @@ function settleWithResponse(reply: FastifyReply, lease: BodyLease): void {
     // Node also emits 'finish' when the client hung up during the last write (the socket is
     // then errored): that transfer did not complete and must not consume the token.
     const complete = res.statusCode >= 200 && res.statusCode < 300 && !socket?.errored;
-    void (complete ? lease.commit() : lease.release());
+    void (complete ? lease.commit().then(afterCommit) : lease.release());
   });
   res.once('close', () => {
     if (!finished) void lease.release();

@@ -14,6 +14,7 @@ import { MemoryStore } from '../../src/cache/memory-store.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
 import { registerArrowDecoder, registerIpcCodec } from '../../src/ipc/codec-registry.js';
 import { NEEDS_LZ4, NEEDS_ZSTD } from '../support/arrow-streams.js';
+import { CompressedBatchCache } from '../../src/ipc/compressed-batch-cache.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { createEncoderPool, type EncoderPool } from '../../src/worker/encoder-pool.js';
 import { walk } from '../support/ipc-stream-walker.js';
@@ -430,4 +431,25 @@ test('backpressure: a client that reads nothing does not make the server encode 
   assert.equal(doc.total_rows, n);
   assert.equal(doc.body.length, n);
   assert.deepEqual(doc.body[n - 1], { _row_id: n - 1, ...rows[n - 1] });
+});
+
+// ---- kept compressed buffers ----
+
+test('compressed buffers are kept while the token lives (a retry reuses them) and dropped once its one transfer is committed', NEEDS_LZ4, async (t) => {
+  const cache = new CompressedBatchCache();
+  let consumed!: () => void;
+  const gone = new Promise<void>((resolve) => (consumed = resolve));
+  const store = new MemoryStore({ onEvict: (reason) => reason === 'consumed' && consumed() });
+  const plane = await startPlane(t, { store, workers: 0, compressedCache: cache });
+  const token = await plane.mint(ROWS);
+  // A 406 does not consume; a projection compresses its columns and is committed.
+  assert.equal((await plane.post(token, {}, { accept: `${ARROW}; codecs="brotli"` })).status, 406);
+  registerArrowDecoder('lz4');
+  const res = ok(await plane.post(token, { columns: ['place'] }, { accept: ARROW_LZ4 }));
+  assert.deepEqual(arrowRows(res), expectedBody(ROWS.map((_, i) => i), ['_row_id', 'place']));
+  await gone;
+  // The drop follows the commit by a store round trip: wait turns of the loop, bounded.
+  for (let i = 0; i < 100 && cache.stats().bodies > 0; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual([cache.stats().bodies, cache.stats().bytes], [0, 0]);
+  assert.equal(cache.stats().compressedColumns, 2, '_row_id and place were compressed once');
 });
