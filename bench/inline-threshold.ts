@@ -9,7 +9,7 @@
 import { sharedIpcFromTable, tableFromSharedIpc } from '../src/ipc/shared-body.js';
 import { DEFAULT_INLINE_CELL_LIMIT } from '../src/data/body-stream.js';
 import { encodeChunk, type ChunkFormat } from '../src/table/chunk-encoding.js';
-import { lz4Codec } from '../src/ipc/lz4-codec.js';
+import { ipcCodec } from '../src/ipc/codec-registry.js';
 import { projectColumns } from '../src/table/select.js';
 import { tableFromRows } from '../src/table/table-from-rows.js';
 import { createEncoderPool } from '../src/worker/encoder-pool.js';
@@ -46,7 +46,7 @@ await runScenario('inline-threshold', 'Inline threshold: encode a chunk on the m
         const worker: number[] = [];
         for (let i = 0; i < repeat; i++) {
           let t = performance.now();
-          encodeChunk(table, chunk, format, format.kind === 'arrow' ? lz4Codec().compressFrame : undefined);
+          encodeChunk(table, chunk, format, format.kind === 'arrow' ? { codec: 'lz4', compress: ipcCodec('lz4').compress } : undefined);
           inline.push(performance.now() - t);
           t = performance.now();
           await pool.run(task);

@@ -16,7 +16,18 @@ import { RESULTS_DIR, writeResults, type ScenarioResult } from './lib/report.js'
 import { parseFlags } from './lib/scenario.js';
 
 /** Every scenario, in the order a full run takes them. */
-export const SCENARIOS = ['ingest', 'memory', 'control-plane', 'inline-threshold', 'large-fetch', 'scattered', 'small-requests', 'workers'] as const;
+export const SCENARIOS = [
+  'ingest',
+  'memory',
+  'control-plane',
+  'inline-threshold',
+  'large-fetch',
+  'compression',
+  'scattered',
+  'small-requests',
+  'workers',
+  'pipeline',
+] as const;
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);

@@ -211,9 +211,12 @@ export const ERRORS = {
   },
   S2SP_ERR_ACCEPT_UNSUPPORTED: {
     status: 406,
-    message: (p: { accept: string; supported: readonly string[]; lz4Missing: boolean }) =>
+    /** `missingCodecs`: codecs the Accept listed that this server knows but cannot load on its platform. */
+    message: (p: { accept: string; supported: readonly string[]; missingCodecs: readonly string[] }) =>
       `unsupported Accept ${quoteInput(p.accept)}` +
-      (p.lz4Missing ? ' (LZ4 is not available on this server: lz4-napi has no binary for its platform)' : '') +
+      (p.missingCodecs.length > 0
+        ? ` (not available on this server: ${p.missingCodecs.join(', ')}; its native codec has no binary for this platform)`
+        : '') +
       `; supported: ${p.supported.join(', ')}`,
   },
   S2SP_ERR_TOKEN_IN_FLIGHT: { status: 409, message: () => 'the transfer for this token is already in flight' },
@@ -345,6 +348,7 @@ export const ERRORS = {
       rowIdsNotIntegers: () => 'rowIds must be non-negative integers',
       notPositive: (p: { option: string; value: unknown }) => `${p.option} must be a positive number, got ${quoteInput(p.value)}`,
       format: (p: { value: unknown }) => `format must be "auto", "json" or "arrow", got ${quoteInput(p.value)}`,
+      codec: (p: { value: unknown }) => `codec must be "auto", "none", "zstd" or "lz4", got ${quoteInput(p.value)}`,
       allowedOriginNotUrl: (p: { origin: unknown }) => `allowed origin ${quoteInput(p.origin)} is not a URL`,
       allowedOriginScheme: (p: { origin: unknown }) => `allowed origin ${quoteInput(p.origin)} must be http: or https:`,
       // abstract_data and body_data
@@ -460,10 +464,13 @@ export const ERRORS = {
   S2SP_ERR_CODEC_UNAVAILABLE: {
     status: 406,
     message: situations({
-      lz4Missing: (p: { reason: string }) => `LZ4 is not available on this platform (lz4-napi: ${p.reason}); ask without codecs="lz4"`,
-      lz4Sent: () =>
-        'the resource server sent LZ4-compressed Arrow, but LZ4 (lz4-napi) is not available on this platform; ' +
-        'the server should answer uncompressed, since this client did not list codecs="lz4"',
+      /** `codec`: our name (lz4, zstd); `reason`: why its loader failed. */
+      missing: (p: { codec: string; reason: string }) =>
+        `the ${p.codec} codec is not available on this platform (${p.reason}); ask without codecs="${p.codec}"`,
+      /** A response used a codec we know but cannot load here (so this client did not list it). */
+      sentMissing: (p: { codec: string }) =>
+        `the resource server sent ${p.codec}-compressed Arrow, but ${p.codec} is not available on this platform; ` +
+        `the server should answer uncompressed, since this client did not list codecs="${p.codec}"`,
       codecSent: (p: { codec: string }) => `the resource server sent Arrow compressed with ${p.codec}, which this client cannot decode`,
     }),
   },

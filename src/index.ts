@@ -35,12 +35,19 @@ export { s2spClientErrorHandler, s2spFrameworkErrors } from './server/client-err
 // Data plane
 export { createDataPlane, type CreateDataPlaneOptions, type DataPlane } from './data/data-plane-handle.js';
 export { s2spDataPlane, DEFAULT_REQUEST_BODY_LIMIT, type DataPlaneOptions } from './data/data-plane-plugin.js';
-export { ARROW_STREAM_TYPE, JSON_TYPE } from './protocol/media-types.js';
+export { ARROW_STREAM_TYPE, JSON_TYPE, IpcCodec } from './protocol/media-types.js';
 export { DEFAULT_INLINE_CELL_LIMIT } from './data/body-stream.js';
 
 // Worker threads
 export { createEncoderPool, type EncoderPool, type EncoderPoolOptions, type RunOptions } from './worker/encoder-pool.js';
-export { lz4Available } from './ipc/lz4-codec.js';
+export {
+  registerIpcCodec,
+  ipcCodecAvailable,
+  availableIpcCodecs,
+  type IpcBufferCodec,
+  type IpcCodecSource,
+} from './ipc/codec-registry.js';
+export { CompressedBatchCache, DEFAULT_COMPRESSED_CACHE_BYTES, type CompressedBatchCacheOptions, type CompressedBatchCacheStats } from './ipc/compressed-batch-cache.js';
 
 // Cache
 export {
@@ -68,7 +75,7 @@ export { ROW_ID } from './protocol/row-id.js';
 export { JSON_TEXT_METADATA_KEY } from './table/json-column.js';
 
 // Consumer side
-export { fetchBody, BodyFormat, type FetchBodyOptions, type FetchedBody } from './consumer/fetch-body.js';
+export { fetchBody, BodyFormat, type BodyCodec, type FetchBodyOptions, type FetchedBody } from './consumer/fetch-body.js';
 export { fetchBodyBatches, type StreamedBody } from './consumer/fetch-batches.js';
 export { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from './consumer/resolve.js';
 export { resolveConsumerBatches, type ResolvedBatches } from './consumer/resolve-batches.js';

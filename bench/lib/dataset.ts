@@ -49,6 +49,7 @@ export const BENCH_COLUMNS = ['i1', 'i2', 'i3', 'f1', 'f2', 'f3', 's1', 's2', 's
 /** Media types the data plane negotiates. */
 export const ACCEPT_ARROW = 'application/vnd.apache.arrow.stream';
 export const ACCEPT_ARROW_LZ4 = 'application/vnd.apache.arrow.stream; codecs="lz4"';
+export const ACCEPT_ARROW_ZSTD = 'application/vnd.apache.arrow.stream; codecs="zstd"';
 
 /**
  * A seeded source of random row-id lists: `next(count)` gives `count`

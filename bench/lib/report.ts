@@ -130,8 +130,8 @@ export interface Goal {
   name: string;
   /** The measured median (or ratio of medians). */
   measured: number;
-  /** How `measured` reads: `'x'` (ratio), `'s'`, `'ms'`, `'%'`. */
-  unit: 'x' | 's' | 'ms' | '%';
+  /** How `measured` reads: `'x'` (ratio), `'s'`, `'ms'`, `'%'`, `'MB'`. */
+  unit: 'x' | 's' | 'ms' | '%' | 'MB';
   /** `<=` or `>=` `target`. */
   op: '<=' | '>=';
   target: number;
@@ -158,6 +158,8 @@ export function goalValue(value: number, unit: Goal['unit']): string {
       return `${value.toFixed(3)} ms`;
     case '%':
       return `${value.toFixed(1)}%`;
+    case 'MB':
+      return `${value.toFixed(1)} MB`;
   }
 }
 

@@ -10,7 +10,7 @@
  * `POST /naive/indexed` is a smarter variant that indexes `rows[id]` directly
  * (sorted unique ids), for the scattered scenario.
  */
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 import { BENCH_COLUMNS, generateRows } from '../lib/dataset.js';
 import { collectGarbage, installProbe, ready } from './probe.js';
 
@@ -47,8 +47,12 @@ function answer(selected: Row[], columns: string[] | undefined): string {
 const app = Fastify({ logger: false });
 installProbe(app, { timings: config.timings });
 
-app.post('/naive/data', async (request, reply) => {
-  const { row_ids, columns } = (request.body ?? {}) as FetchBody;
+// Also under the S2SP data path, so a consumer takes its URL as a resource_url (bench/pipeline.ts).
+app.post('/s2sp/data/:token', async (request, reply) => naiveData(request.body, reply));
+app.post('/naive/data', async (request, reply) => naiveData(request.body, reply));
+
+function naiveData(requestBody: unknown, reply: FastifyReply): string {
+  const { row_ids, columns } = (requestBody ?? {}) as FetchBody;
   let selected = rows;
   if (Array.isArray(row_ids) && row_ids.length > 0) {
     const wanted = new Set(row_ids);
@@ -56,7 +60,7 @@ app.post('/naive/data', async (request, reply) => {
   }
   reply.type('application/json; charset=utf-8');
   return answer(selected, columns);
-});
+}
 
 app.post('/naive/indexed', async (request, reply) => {
   const { row_ids, columns } = (request.body ?? {}) as FetchBody;

@@ -57,10 +57,10 @@ export interface ProbeOptions {
  * the routes: a root hook reaches every plugin registered after it) and the
  * IPC channel.
  */
-export function installProbe(app: FastifyInstance, options: ProbeOptions = {}): void {
+export function installProbe(app: FastifyInstance | undefined, options: ProbeOptions = {}): void {
   const sampler = new Worker(new URL('./rss-sampler.js', import.meta.url), { workerData: { cells, intervalMs: 5 } });
   sampler.unref();
-  if (options.timings) {
+  if (options.timings && app !== undefined) {
     app.addHook('onResponse', async (request, reply) => {
       if (timings.length >= MAX_TIMINGS) return; // bounded; the bench fetches and clears them per series
       timings.push({

@@ -27,8 +27,12 @@ export interface S2spServerConfig {
   rows: number;
   /** Tokens to mint (default 1); they share one cached body (one Table put again is stored once). */
   tokens?: number;
-  /** Data planes to mount, each with its own prefix and worker setting (default: one, no prefix, default workers). */
-  planes?: Array<{ prefix: string; workers?: number }>;
+  /**
+   * Data planes to mount, each with its own prefix and worker setting (default: one, no prefix,
+   * default workers); `compressedCache: 0` turns off its cache of compressed buffers; `coldStore`
+   * serves the single-use store that `mint-cold` fills, instead of the multi-use one.
+   */
+  planes?: Array<{ prefix: string; workers?: number; compressedCache?: number; coldStore?: boolean }>;
   /** Record each request's server time (scattered). */
   timings?: boolean;
 }
@@ -40,6 +44,8 @@ const planes = config.planes ?? [{ prefix: '' }];
 const started = performance.now();
 let table: Table | undefined = tableFromRows(generateRows(config.rows));
 const store = new MemoryStore({ singleUse: false, maxBytes: 16 * 2 ** 30 });
+// Single use (the real setting): each `mint-cold` token is a fresh body, gone after its one fetch.
+const coldStore = new MemoryStore({ maxBytes: 16 * 2 ** 30 });
 const tokens: string[] = [];
 for (let i = 0; i < tokenCount; i++) tokens.push((await store.put(table)).token);
 // Only the store's shared-memory copies stay: drop the rows' table before measuring anything.
@@ -50,7 +56,12 @@ const setupSeconds = (performance.now() - started) / 1000;
 const app = Fastify({ logger: false });
 installProbe(app, { timings: config.timings }); // root hook first: it times every route below
 for (const plane of planes) {
-  await app.register(s2spDataPlane, { store, prefix: plane.prefix, ...(plane.workers === undefined ? {} : { workers: plane.workers }) });
+  await app.register(s2spDataPlane, {
+    store: plane.coldStore ? coldStore : store,
+    prefix: plane.prefix,
+    ...(plane.workers === undefined ? {} : { workers: plane.workers }),
+    ...(plane.compressedCache === undefined ? {} : { compressedCache: plane.compressedCache }),
+  });
 }
 
 let prebuilt: { bytes: Buffer; type: string } | undefined;
@@ -90,6 +101,15 @@ handle('capture-bare', async ({ name, path, body, accept }) => {
   return { bytes: response.rawPayload.byteLength, type: response.headers['content-type'] };
 });
 handle('store-stats', () => store.stats());
+/** A fresh copy of the body (a new body id, nothing compressed yet) behind a single-use token of the cold store. */
+handle('mint-cold', async () => {
+  const lease = await store.lease(tokens[0]);
+  try {
+    return (await coldStore.put(lease.body.table)).token;
+  } finally {
+    await lease.release();
+  }
+});
 
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();

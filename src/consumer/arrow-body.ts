@@ -1,7 +1,7 @@
 /**
  * Decodes the data plane's Arrow answer (SPEC 3.2): an Arrow IPC stream whose
- * first field is `_row_id`, its buffers optionally LZ4_FRAME-compressed
- * (DESIGN.md, "Compression").
+ * first field is `_row_id`, its buffers optionally LZ4_FRAME- or
+ * ZSTD-compressed (DESIGN.md, "Compression").
  *
  * Order matters: the stream's framing is walked first (ipc-stream-walk.ts),
  * so a body cut short fails before arrow-js, which would read it as fewer
@@ -11,7 +11,7 @@
  */
 import { CompressionType, DataType, compressionRegistry, tableFromIPC, type Schema, type Table } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
-import { lz4Available, registerLz4Decoder } from '../ipc/lz4-codec.js';
+import { ipcCodecAvailable, ipcCodecOfCompressionType, registerArrowDecoder } from '../ipc/codec-registry.js';
 import { MAX_ROW_ID, ROW_ID } from '../protocol/row-id.js';
 import { responseInvalid as invalid } from './http-failure.js';
 import { IpcStreamError, outlineIpcStream, type StreamOutline } from '../ipc/stream-walk.js';
@@ -68,21 +68,20 @@ export function checkRowIdField(schema: Schema): void {
 }
 
 /**
- * Makes sure arrow-js can decompress `codec`. LZ4 always uses our lz4-napi
- * decoder (re-registered, so a decoder someone else put in arrow-js's global
- * registry cannot stand in for it); other codecs only work if the embedding
- * application registered a decoder itself, since we never ask for them.
+ * Makes sure arrow-js can decompress `codec`. LZ4 and ZSTD always use our
+ * codecs (re-registered, so a decoder someone else put in arrow-js's global
+ * registry cannot stand in for them); another codec only works if the
+ * embedding application registered a decoder itself, since we never ask for it.
  */
-export function prepareCodec(codec: CompressionType): void {
-  if (codec === CompressionType.LZ4_FRAME) {
-    if (!lz4Available()) {
-      throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'lz4Sent' });
-    }
-    registerLz4Decoder();
+export function prepareCodec(type: CompressionType): void {
+  const ours = ipcCodecOfCompressionType(type);
+  if (ours !== undefined) {
+    if (!ipcCodecAvailable(ours)) throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'sentMissing', codec: ours });
+    registerArrowDecoder(ours);
     return;
   }
-  if (typeof compressionRegistry.get(codec)?.decode !== 'function') {
-    const name = CompressionType[codec] ?? `codec ${codec}`;
+  if (typeof compressionRegistry.get(type)?.decode !== 'function') {
+    const name = CompressionType[type] ?? `codec ${type}`;
     throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'codecSent', codec: name });
   }
 }

@@ -13,11 +13,11 @@ import https from 'node:https';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
-import { acceptFor, bodyFormatOption, decodeAnswer, type BodyFormat } from './body-format.js';
-import { checkResourceUrl } from './resource-url.js';
+import { acceptFor, bodyFormatOption, codecsToAsk, decodeAnswer, type BodyCodec, type BodyFormat } from './body-format.js';
+import { checkResourceUrl, isLoopbackHost } from './resource-url.js';
 import { fetchFailed, httpFailure } from './http-failure.js';
 
-export { BodyFormat } from './body-format.js';
+export { BodyFormat, type BodyCodec } from './body-format.js';
 
 /** Default limit of a response body: 256 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
@@ -39,11 +39,20 @@ export interface FetchBodyOptions {
   /** Aborts the fetch. */
   signal?: AbortSignal;
   /**
-   * Wire format to ask for (default `auto`: Arrow, LZ4 when available, JSON
-   * at q=0.5). `json` or `arrow` asks for that one only and refuses an answer
-   * in the other format with `S2SP_ERR_CONSUMER_RESPONSE_INVALID`.
+   * Wire format to ask for (default `auto`: Arrow, JSON at q=0.5). `json` or
+   * `arrow` asks for that one only and refuses an answer in the other format
+   * with `S2SP_ERR_CONSUMER_RESPONSE_INVALID`.
    */
   format?: BodyFormat;
+  /**
+   * Arrow buffer compression to ask for: `none`, `zstd`, `lz4`, or `auto`
+   * (default): none when the resource server is on loopback, where
+   * compressing and decompressing cost more time than the bytes they save,
+   * otherwise every codec available here, ZSTD first. A codec asked for by
+   * name must load here (`S2SP_ERR_CODEC_UNAVAILABLE` otherwise); the server
+   * may still answer uncompressed, or in JSON under `format: 'auto'`.
+   */
+  codec?: BodyCodec;
 }
 
 /** What {@link fetchBody} returns. */
@@ -58,7 +67,7 @@ export interface FetchedBody {
   bytesReceived: number;
   /** The wire format the server answered in (its Content-Type). */
   format: 'json' | 'arrow';
-  /** True when the Arrow stream used LZ4 buffer compression; always false for JSON. */
+  /** True when the Arrow stream used buffer compression (LZ4 or ZSTD); always false for JSON. */
   compressed: boolean;
   /**
    * The rows as plain objects (`_row_id` first), converted from `table` on
@@ -76,16 +85,17 @@ export interface FetchedBody {
  * @throws S2SPError `S2SP_ERR_CONSUMER_URL_INVALID` / `_ORIGIN_REFUSED` (URL check),
  *   `_ARG_INVALID` (bad rowIds or options), `_BODY_TOO_LARGE`, `_FETCH_FAILED`
  *   (non-2xx, network, timeout, abort), `_RESPONSE_INVALID` (not an S2SP body, cut
- *   short, or not the forced format), `S2SP_ERR_CODEC_UNAVAILABLE` (compressed Arrow
- *   this platform cannot decompress)
+ *   short, or not the forced format), `S2SP_ERR_CODEC_UNAVAILABLE` (a codec asked for,
+ *   or compressed Arrow received, that this platform cannot decompress)
  */
 export async function fetchBody(resourceUrl: string, options: FetchBodyOptions = {}): Promise<FetchedBody> {
   const url = checkResourceUrl(resourceUrl, options.allowedOrigins);
   const maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBytes');
   const timeoutMs = positive(options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS, 'timeoutMs');
   const format = bodyFormatOption(options.format);
+  const codecs = format === 'json' ? [] : codecsToAsk(options.codec, isLoopbackHost(url.hostname));
   const payload = JSON.stringify(requestBody(options));
-  const { bytes, contentType } = await post(url, payload, acceptFor(format), maxBytes, timeoutMs, options.signal);
+  const { bytes, contentType } = await post(url, payload, acceptFor(format, codecs), maxBytes, timeoutMs, options.signal);
   const decoded = decodeAnswer(bytes, contentType, format);
   const { table } = decoded;
   return { ...decoded, bytesReceived: bytes.byteLength, rows: () => rowsFromTable(table) };

@@ -16,7 +16,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { BodyStore } from '../cache/body-store.js';
 import { isWellFormedToken } from '../protocol/token.js';
 import { S2SPError } from '../errors.js';
-import { lz4Available, lz4Codec } from '../ipc/lz4-codec.js';
+import { ipcCodec, ipcCodecAvailable } from '../ipc/codec-registry.js';
+import { CompressedBatchCache } from '../ipc/compressed-batch-cache.js';
 import { DEFAULT_CHUNK_ROWS, planChunks } from '../table/row-chunks.js';
 import { projectColumns } from '../table/select.js';
 import { createEncoderPool, type EncoderPool } from '../worker/encoder-pool.js';
@@ -51,6 +52,13 @@ export interface DataPlaneOptions {
   chunkRows?: number;
   /** Chunks of at most this many cells stay on the main thread (default 4,096). */
   inlineCellLimit?: number;
+  /**
+   * Where compressed buffers of whole stored batches are kept, so later
+   * responses (every token and projection of the body) reuse them: a cache to
+   * share, a byte budget for one of the plugin's own, or 0 to compress every
+   * response anew. Default: 256 MiB.
+   */
+  compressedCache?: CompressedBatchCache | number;
 }
 
 
@@ -70,13 +78,10 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   if (typeof options.workers !== 'object') integerOption(options.workers, 'workers', 0);
   const pool = poolFor(options.workers);
   if (pool !== undefined && pool !== options.workers) app.addHook('onClose', () => pool.close());
-  // LZ4 is offered only where lz4-napi loads; elsewhere asking for it gets a 406 that says why.
-  const support: NegotiationSupport = {
-    arrow: true,
-    get lz4() {
-      return lz4Available();
-    },
-  };
+  const compressedCache = compressedCacheFor(options.compressedCache);
+  if (compressedCache !== undefined && compressedCache !== options.compressedCache) app.addHook('onClose', async () => compressedCache.clear());
+  // A codec is offered only where it loads; elsewhere asking for it alone gets a 406 that says why.
+  const support: NegotiationSupport = { arrow: true, codec: ipcCodecAvailable };
 
   // Our own JSON parser: an empty body means {} (SPEC 3.1), and every other
   // media type is left unparsed so fastify answers 415.
@@ -129,12 +134,18 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
         chunks: planChunks(body.totalRows, resolved.sortedIds, chunkRows),
         format,
         pool,
-        compress: format.kind === 'arrow' && format.codec === 'lz4' ? lz4Codec().compressFrame : undefined,
+        compression: format.codec === undefined ? undefined : { codec: format.codec, compress: ipcCodec(format.codec).compress },
+        compressedCache,
         inlineCellLimit,
         wholeBody: resolved.sortedIds === undefined && resolved.columns === undefined,
         signal: settlement.signal,
       });
-      settlement.sending();
+      settlement.sending(() => {
+        // The body's compressed buffers help only a later fetch of it; once its token is gone
+        // (single use: MemoryStore then drops the body too), keeping them only costs memory and
+        // garbage collections. A store that shares a body among tokens loses reuse here, not data.
+        if (compressedCache !== undefined) void store.has(token).then((alive) => alive || compressedCache.delete(body.id), () => {});
+      });
       if (format.kind === 'arrow') {
         reply.type(arrowStreamType(format.codec));
         return reply.send(response);
@@ -174,6 +185,12 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
 function rawPath(url: string): string {
   const query = url.indexOf('?');
   return query < 0 ? url : url.slice(0, query);
+}
+
+function compressedCacheFor(option: DataPlaneOptions['compressedCache']): CompressedBatchCache | undefined {
+  if (option === 0) return undefined;
+  if (typeof option === 'object') return option;
+  return new CompressedBatchCache(option === undefined ? {} : { maxBytes: option });
 }
 
 function poolFor(workers: DataPlaneOptions['workers']): EncoderPool | undefined {

@@ -22,8 +22,11 @@ import type { BodyLease } from '../cache/body-store.js';
 export interface LeaseSettlement {
   /** Aborted when the client is gone (or the lease lost) before the response completed. */
   readonly signal: AbortSignal;
-  /** The response is about to be sent: commit on complete 'finish', release on anything else. */
-  sending(): void;
+  /**
+   * The response is about to be sent: commit on complete 'finish', release on anything else.
+   * @param onCommitted called once the token is consumed (not after a release)
+   */
+  sending(onCommitted?: () => void): void;
   /** The transfer failed before its response was sent: release (resolves once released, before the error is answered). */
   fail(): Promise<void>;
 }
@@ -49,6 +52,7 @@ export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError
     );
   }, Math.max(10, lease.timeoutMs / 3));
   renewal.unref();
+  let onCommitted: (() => void) | undefined;
   const settle = async (complete: boolean): Promise<void> => {
     if (settled) return;
     settled = true;
@@ -56,6 +60,7 @@ export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError
     socket.removeListener('close', onGone);
     if (!complete) hangUp.abort();
     await (complete ? lease.commit() : lease.release());
+    if (complete) onCommitted?.();
   };
   // From an event there is no one to tell but the log; a store that fails to settle lets the lease time out.
   const settleFromEvent = (complete: boolean) => {
@@ -74,8 +79,9 @@ export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError
   if (gone()) hangUp.abort();
   return {
     signal: hangUp.signal,
-    sending() {
+    sending(committed) {
       sending = true;
+      onCommitted = committed;
       res.once('finish', () => {
         // Node also emits 'finish' when the last write was cut: by the client hanging up (the
         // socket is then errored) or by a timeout destroying the socket (not errored, but

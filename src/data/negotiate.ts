@@ -1,23 +1,24 @@
 /**
  * Content negotiation for the data plane (SPEC 3.2): JSON by default, Arrow
  * IPC stream when asked for, with the codecs the client lists in the Accept
- * parameters (`application/vnd.apache.arrow.stream; codecs="lz4"`).
+ * parameters (`application/vnd.apache.arrow.stream; codecs="zstd, lz4"`).
  */
 import { S2SPError, type ErrorParams } from '../errors.js';
-import { ARROW_STREAM_TYPE, JSON_TYPE, arrowStreamType, parseCodecsParam } from '../protocol/media-types.js';
+import { ARROW_STREAM_TYPE, IPC_CODECS, JSON_TYPE, arrowStreamType, isIpcCodec, parseCodecsParam, type IpcCodec } from '../protocol/media-types.js';
 
 
 /** What a response will be. */
 export interface ResponseFormat {
   readonly kind: 'json' | 'arrow';
   /** Arrow only: the IPC buffer codec, or undefined for uncompressed. */
-  readonly codec?: 'lz4';
+  readonly codec?: IpcCodec;
 }
 
-/** What this server can write. `lz4` may be a getter: it is read only when a client asks for LZ4. */
+/** What this server can write. */
 export interface NegotiationSupport {
   readonly arrow: boolean;
-  readonly lz4: boolean;
+  /** True when this server can compress with `codec`; asked only about codecs a client lists (it may load a native addon). */
+  codec(codec: IpcCodec): boolean;
 }
 
 interface MediaRange {
@@ -71,28 +72,41 @@ function splitOutsideQuotes(s: string, sep: string): string[] {
  * 12.5.1): each format we can write takes the q of the most specific range
  * that matches it, so an explicit `application/json;q=0` refuses JSON even
  * beside a wildcard; the highest q
- * wins, ties go to the server's order (JSON, Arrow+LZ4, Arrow). Compression
- * is only ever chosen when a range lists the codec; a range that lists only
- * codecs we cannot write matches nothing.
+ * wins, ties go to the server's order (JSON, compressed Arrow, Arrow).
+ * Compression is only ever chosen when a range lists the codec; among
+ * several, the client's order wins (it lists the one it prefers first, the
+ * Arrow-over-HTTP convention). A range that lists only codecs we cannot
+ * write matches nothing.
  * @throws S2SPError `S2SP_ERR_ACCEPT_UNSUPPORTED` when nothing acceptable is supported
  */
 export function negotiateFormat(accept: string | undefined, support: NegotiationSupport): ResponseFormat {
   if (accept === undefined || accept.trim() === '') return { kind: 'json' };
   const ranges = parseAccept(accept);
-  // Asked first, so `support.lz4` (which may load a native addon) is read only when a client lists lz4.
-  const wantsLz4 = ranges.some((r) => r.q > 0 && listedCodecs(r).includes('lz4'));
+  const listed = listedKnownCodecs(ranges);
+  // Only listed codecs are asked about, so a codec's native addon loads only when a client wants it.
+  const usable = support.arrow ? listed.filter((codec) => support.codec(codec)) : [];
   let best: { format: ResponseFormat; q: number } | undefined;
-  for (const format of candidates(support, wantsLz4)) {
+  for (const format of candidates(support, usable)) {
     const q = qualityOf(format, ranges);
     if (q > 0 && (best === undefined || q > best.q)) best = { format, q };
   }
-  if (best === undefined) throw new S2SPError('S2SP_ERR_ACCEPT_UNSUPPORTED', unsupportedParams(accept, support, wantsLz4));
+  if (best === undefined) throw new S2SPError('S2SP_ERR_ACCEPT_UNSUPPORTED', unsupportedParams(accept, support, listed, usable));
   return best.format;
 }
 
-function candidates(support: NegotiationSupport, wantsLz4: boolean): ResponseFormat[] {
+/** The codecs we know that ranges with q > 0 list, in the client's order, once each. */
+function listedKnownCodecs(ranges: readonly MediaRange[]): IpcCodec[] {
+  const out: IpcCodec[] = [];
+  for (const range of ranges) {
+    if (range.q <= 0) continue;
+    for (const codec of listedCodecs(range)) if (isIpcCodec(codec) && !out.includes(codec)) out.push(codec);
+  }
+  return out;
+}
+
+function candidates(support: NegotiationSupport, codecs: readonly IpcCodec[]): ResponseFormat[] {
   const out: ResponseFormat[] = [{ kind: 'json' }];
-  if (support.arrow && wantsLz4 && support.lz4) out.push({ kind: 'arrow', codec: 'lz4' });
+  if (support.arrow) for (const codec of codecs) out.push({ kind: 'arrow', codec });
   if (support.arrow) out.push({ kind: 'arrow' });
   return out;
 }
@@ -132,10 +146,15 @@ function listedCodecs(range: MediaRange): string[] {
   return parseCodecsParam(range.params.get('codecs'));
 }
 
-function unsupportedParams(accept: string, support: NegotiationSupport, wantsLz4: boolean): ErrorParams<'S2SP_ERR_ACCEPT_UNSUPPORTED'> {
+function unsupportedParams(
+  accept: string,
+  support: NegotiationSupport,
+  listed: readonly IpcCodec[],
+  usable: readonly IpcCodec[],
+): ErrorParams<'S2SP_ERR_ACCEPT_UNSUPPORTED'> {
   const types = [JSON_TYPE];
   if (support.arrow) types.push(ARROW_STREAM_TYPE);
-  const lz4 = support.arrow && support.lz4;
-  if (lz4) types.push(arrowStreamType('lz4'));
-  return { accept, supported: types, lz4Missing: wantsLz4 && support.arrow && !lz4 };
+  // Codecs a client did not list are not probed (that could load an addon just to write an error).
+  for (const codec of IPC_CODECS) if (usable.includes(codec)) types.push(arrowStreamType(codec));
+  return { accept, supported: types, missingCodecs: support.arrow ? listed.filter((codec) => !usable.includes(codec)) : [] };
 }

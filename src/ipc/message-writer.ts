@@ -8,13 +8,13 @@
  *   stream  := schema message, record batch messages..., 0xFFFFFFFF 0x00000000 (end of stream)
  *
  * With buffer compression, each body buffer is `int64 uncompressed length |
- * LZ4 frame`, padded to 8 bytes. We write these ourselves because arrow-js
+ * frame` (LZ4 or ZSTD), padded to 8 bytes. We write these ourselves because arrow-js
  * 21.1-21.2 puts the compressed length in that prefix, which arrow-rs and
  * polars reject. The format also allows `int64 -1 | raw bytes` for a buffer
  * that does not compress, but polars reads such raw bytes in place from a
  * scratch buffer 8 bytes past its start, and panics when they hold 16-byte
- * values (Decimal128) that are then not 16-aligned; so every buffer is an
- * LZ4 frame, as Arrow C++ (pyarrow) writes by default. An incompressible
+ * values (Decimal128) that are then not 16-aligned; so every buffer is a
+ * frame, as Arrow C++ (pyarrow) writes by default. An incompressible
  * buffer costs a few bytes of frame header, and decompressing its stored
  * blocks is a copy.
  *
@@ -26,18 +26,23 @@
  * arrow-js itself refuse.
  */
 import type { Data, RecordBatch, Schema } from 'apache-arrow';
-import { CompressionType } from 'apache-arrow/fb/compression-type';
 import {
   BodyCompression,
   BufferRegion,
   Message,
   RecordBatch as RecordBatchHeader,
 } from 'apache-arrow/ipc/metadata/message';
+import type { FieldNode } from 'apache-arrow/ipc/metadata/message';
 import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler';
+import type { IpcCodec } from '../protocol/media-types.js';
+import { COMPRESSION_TYPE_OF } from './codec-registry.js';
 
-
-/** Compresses one body buffer (an LZ4 frame). */
-export type BufferCompressor = (bytes: Uint8Array) => Uint8Array;
+/** How body buffers are compressed: the codec the header names, and its compressor. */
+export interface BufferCompression {
+  readonly codec: IpcCodec;
+  /** Compresses one body buffer into one frame of `codec`. */
+  readonly compress: (bytes: Uint8Array) => Uint8Array;
+}
 
 const ZERO_PADDING = new Uint8Array(8);
 
@@ -67,36 +72,80 @@ export function schemaMessage(schema: Schema): Uint8Array {
  * compressor the body parts are views of the batch's own buffers (no copy).
  * The batch must hold no dictionary-encoded columns.
  */
-export function recordBatchMessage(batch: RecordBatch, compress?: BufferCompressor): Uint8Array[] {
+export function recordBatchMessage(batch: RecordBatch, compression?: BufferCompression): Uint8Array[] {
   const assembled = assemble(batch);
   const buffers = assembled.buffers as Uint8Array[];
-  if (compress === undefined) {
+  if (compression === undefined) {
     const header = new RecordBatchHeader(batch.numRows, assembled.nodes, assembled.bufferRegions, null, assembled.variadicBufferCounts);
     const parts = [framedMetadata(Message.from(header, assembled.byteLength))];
     for (const buffer of buffers) pushPadded(parts, asBytes(buffer));
     return parts;
   }
+  const compressed = buffers.map((buffer) => compressedBuffer(asBytes(buffer), compression.compress));
+  return compressedBatchMessage(batch.numRows, assembled.nodes, compressed, assembled.variadicBufferCounts, compression.codec);
+}
+
+/**
+ * One body buffer as a compressed message carries it: `int64 uncompressed
+ * length | frame`, unpadded; never `-1 | raw bytes` (see the header). An
+ * empty buffer stays empty.
+ */
+export function compressedBuffer(raw: Uint8Array, compress: (bytes: Uint8Array) => Uint8Array): Uint8Array {
+  if (raw.byteLength === 0) return raw;
+  const frame = compress(raw);
+  const out = new Uint8Array(8 + frame.byteLength);
+  new DataView(out.buffer).setBigInt64(0, BigInt(raw.byteLength), true);
+  out.set(frame, 8);
+  return out;
+}
+
+/**
+ * A record batch message from buffers already in their compressed form
+ * ({@link compressedBuffer}), e.g. kept from an earlier response: the parts
+ * are the header and views of those buffers, with padding; nothing is copied.
+ */
+export function compressedBatchMessage(
+  numRows: number,
+  nodes: readonly FieldNode[],
+  buffers: readonly Uint8Array[],
+  variadicBufferCounts: readonly number[],
+  codec: IpcCodec,
+): Uint8Array[] {
   const body: Uint8Array[] = [];
   const regions: BufferRegion[] = [];
   let offset = 0;
   for (const buffer of buffers) {
-    const raw = asBytes(buffer);
-    if (raw.byteLength === 0) {
-      regions.push(new BufferRegion(offset, 0));
-      continue;
-    }
-    const data = compress(raw);
-    const prefix = new Uint8Array(8);
-    // The uncompressed length (format spec, BodyCompression); never -1, see the header.
-    new DataView(prefix.buffer).setBigInt64(0, BigInt(raw.byteLength), true);
-    regions.push(new BufferRegion(offset, 8 + data.byteLength));
-    body.push(prefix);
-    pushPadded(body, data);
-    offset += padTo8(8 + data.byteLength);
+    regions.push(new BufferRegion(offset, buffer.byteLength));
+    pushPadded(body, buffer);
+    offset += padTo8(buffer.byteLength);
   }
-  const compression = new BodyCompression(CompressionType.LZ4_FRAME);
-  const header = new RecordBatchHeader(batch.numRows, assembled.nodes, regions, compression, assembled.variadicBufferCounts);
+  const header = new RecordBatchHeader(numRows, [...nodes], regions, new BodyCompression(COMPRESSION_TYPE_OF[codec]), [...variadicBufferCounts]);
   return [framedMetadata(Message.from(header, offset)), ...body];
+}
+
+/** The parts of a record batch message we wrote: its field nodes and body buffers (views of `message`). */
+export interface BatchMessageParts {
+  readonly numRows: number;
+  readonly nodes: FieldNode[];
+  /** Each buffer's bytes as its region gives them (for a compressed message: prefix and frame, unpadded). */
+  readonly buffers: Uint8Array[];
+  readonly variadicBufferCounts: number[];
+}
+
+/** Reads back one record batch message (framed metadata, then its body) into views of its buffers. */
+export function batchMessageParts(message: Uint8Array): BatchMessageParts {
+  const view = new DataView(message.buffer, message.byteOffset, message.byteLength);
+  const metadataLength = view.getInt32(4, true);
+  const decoded = Message.decode(message.subarray(8, 8 + metadataLength));
+  if (!decoded.isRecordBatch()) throw new Error('batchMessageParts: not a record batch message');
+  const header = decoded.header() as RecordBatchHeader;
+  const body = message.subarray(8 + metadataLength);
+  return {
+    numRows: Number(header.length),
+    nodes: header.nodes,
+    buffers: header.buffers.map((region) => body.subarray(Number(region.offset), Number(region.offset) + Number(region.length))),
+    variadicBufferCounts: header.variadicBufferCounts.map(Number),
+  };
 }
 
 /** The assembler's own state (protected in arrow-js's typings), which a view column adds to. */

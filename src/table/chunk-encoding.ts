@@ -5,27 +5,30 @@
  * chunks (JSON brackets, the Arrow schema and end-of-stream) is the caller's.
  */
 import { Table } from 'apache-arrow';
-import { recordBatchMessage, type BufferCompressor } from '../ipc/message-writer.js';
+import { recordBatchMessage, type BufferCompression } from '../ipc/message-writer.js';
+import type { IpcCodec } from '../protocol/media-types.js';
 import { jsonRowFragment } from './json-encoding.js';
 import { chunkBatches, type RowChunk } from './row-chunks.js';
 
 /** What a chunk is encoded as. */
-export type ChunkFormat = { readonly kind: 'json' } | { readonly kind: 'arrow'; readonly codec?: 'lz4' };
+export type ChunkFormat = { readonly kind: 'json' } | { readonly kind: 'arrow'; readonly codec?: IpcCodec };
 
 /**
  * Encodes `chunk` of `table` (already projected to the response columns).
- * @param compress the LZ4 frame compressor, required when `format.codec` is `lz4`
+ * @param compression the codec's compressor, required when `format.codec` is set (and of that codec)
  * @returns the bytes to write, in order; for uncompressed Arrow over a range
  *   these are views of the table's own buffers
  */
-export function encodeChunk(table: Table, chunk: RowChunk, format: ChunkFormat, compress?: BufferCompressor): Uint8Array[] {
+export function encodeChunk(table: Table, chunk: RowChunk, format: ChunkFormat, compression?: BufferCompression): Uint8Array[] {
   const batches = chunkBatches(table, chunk);
   if (format.kind === 'json') {
     const fragment = jsonRowFragment(new Table(table.schema, batches));
     return fragment.byteLength === 0 ? [] : [fragment];
   }
-  if (format.codec === 'lz4' && compress === undefined) throw new Error('encodeChunk: an LZ4 compressor is required');
+  if (format.codec !== undefined && compression?.codec !== format.codec) {
+    throw new Error(`encodeChunk: a ${format.codec} compressor is required`);
+  }
   const parts: Uint8Array[] = [];
-  for (const batch of batches) parts.push(...recordBatchMessage(batch, format.codec === 'lz4' ? compress : undefined));
+  for (const batch of batches) parts.push(...recordBatchMessage(batch, format.codec === undefined ? undefined : compression));
   return parts;
 }

@@ -7,7 +7,7 @@ import { move } from 'piscina';
 import type { Table } from 'apache-arrow';
 import { concatParts } from '../ipc/message-writer.js';
 import { encodeChunk } from '../table/chunk-encoding.js';
-import { lz4Codec } from '../ipc/lz4-codec.js';
+import { ipcCodec } from '../ipc/codec-registry.js';
 import { projectColumns } from '../table/select.js';
 import { tableFromSharedIpc } from '../ipc/shared-body.js';
 import type { EncodeTask } from './encode-task.js';
@@ -31,8 +31,11 @@ function tableFor(task: EncodeTask): Table {
 /** Encodes one chunk; piscina calls this with each task. */
 export default function encode(task: EncodeTask): Uint8Array {
   const table = projectColumns(tableFor(task), task.columns ?? undefined);
-  const compress = task.format.kind === 'arrow' && task.format.codec === 'lz4' ? lz4Codec().compressFrame : undefined;
-  const parts = encodeChunk(table, task.chunk, task.format, compress);
+  const codec = task.format.kind === 'arrow' ? task.format.codec : undefined;
+  const compression = codec === undefined ? undefined : { codec, compress: ipcCodec(codec).compress };
+  // The codec's frames are copied into one transferable buffer here and dropped: a native
+  // addon's Buffer is freed only once this thread's event loop turns (encoder-pool.ts).
+  const parts = encodeChunk(table, task.chunk, task.format, compression);
   const bytes = concatParts(parts);
   return move(bytes) as Uint8Array;
 }

@@ -63,6 +63,12 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): EncoderPool
     minThreads: 0,
     maxThreads: threads,
     idleTimeout: integerOption(options.idleTimeoutMs, 'idleTimeoutMs', 1) ?? 30_000,
+    // piscina's default ('sync') parks an idle worker in Atomics.wait, so its event loop never
+    // turns between tasks. Node frees a native addon's Buffer (lz4-napi and zstd frames) in a
+    // callback queued on that loop, so those frees never ran and the process grew with every
+    // compressed chunk (native-notes.md, "lz4-napi"). 'async' waits with Atomics.waitAsync and
+    // lets the loop run.
+    atomics: 'async',
   });
   // Tasks handed to piscina and not settled yet, in the order they were handed
   // over. piscina starts tasks in that order, one per thread, so a task with at

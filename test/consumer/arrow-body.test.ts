@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { Field, Float64, Int32, Int64, Schema, Table, Utf8, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { bodyFromArrow } from '../../src/consumer/arrow-body.js';
 import { fetchBody } from '../../src/consumer/fetch-body.js';
-import { overrideLz4ForTests } from '../../src/ipc/lz4-codec.js';
+import { registerIpcCodec } from '../../src/ipc/codec-registry.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { ARROW_STREAM, NEEDS_LZ4, ipcOf, lz4IpcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { codeOf } from '../support/code-of.js';
@@ -42,8 +42,10 @@ test('LZ4-compressed Arrow decodes with our lz4-napi decoder', NEEDS_LZ4, async 
 
 test('LZ4 Arrow without lz4-napi is CODEC_UNAVAILABLE, and the Accept lists no codec', NEEDS_LZ4, async (t) => {
   const standIn = await serveEach(t, [lz4IpcOf(sampleTable(1, 50))]);
-  overrideLz4ForTests('simulated: no prebuilt binary');
-  t.after(() => overrideLz4ForTests(undefined));
+  const previous = registerIpcCodec('lz4', () => {
+    throw new Error('simulated: no prebuilt binary');
+  });
+  t.after(() => registerIpcCodec('lz4', previous));
   assert.equal(await codeOf(fetchBody(standIn.url)), 'S2SP_ERR_CODEC_UNAVAILABLE');
   assert.equal(standIn.requests[0].headers.accept, `${ARROW_STREAM}, application/json;q=0.5`);
 });

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { mintToken } from '../../src/protocol/token.js';
-import { fetchBody, type BodyFormat } from '../../src/consumer/fetch-body.js';
-import { lz4Available, overrideLz4ForTests } from '../../src/ipc/lz4-codec.js';
+import { fetchBody, type BodyCodec, type BodyFormat } from '../../src/consumer/fetch-body.js';
+import { codecsToAsk } from '../../src/consumer/body-format.js';
+import { registerIpcCodec } from '../../src/ipc/codec-registry.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
-import { ARROW_STREAM, DEFAULT_ACCEPT, ipcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
+import { ARROW_STREAM, DEFAULT_ACCEPT, NEEDS_LZ4, NEEDS_ZSTD, ipcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { codeOf } from '../support/code-of.js';
 import { sendJson, startDataPlane, startStandIn } from '../support/stand-in-server.js';
 
@@ -33,7 +34,7 @@ test('fetches selected rows and columns from the real data plane, as Arrow and a
     const { url } = await startDataPlane(t, ROWS);
     const fetched = await fetchBody(url, { rowIds: [3, 1], columns: ['name', 'meta'], format });
     assert.equal(fetched.format, format === 'auto' ? 'arrow' : 'json');
-    assert.equal(fetched.compressed, format === 'auto' && lz4Available());
+    assert.equal(fetched.compressed, false, 'loopback: uncompressed by default');
     assert.equal(fetched.totalRows, 2);
     assert.deepEqual(fetched.columns, ['_row_id', 'name', 'meta']);
     assert.ok(fetched.bytesReceived > 0);
@@ -110,22 +111,52 @@ test("falls back to JSON: the Python reference ignores Accept and omits columns_
   assert.deepEqual(rowsFromTable(fetched.table), body, 'ids kept as the server sent them, in its order');
 });
 
-test('the Accept header: Arrow with LZ4 when available, JSON at q=0.5; json or arrow alone when forced', async (t) => {
+test('the Accept header: Arrow, JSON at q=0.5; json or arrow alone when forced; codecs only when asked (loopback)', { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip }, async (t) => {
   const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [], total_rows: 0 }));
-  const acceptFor = async (format?: BodyFormat) => {
-    await fetchBody(standIn.url, { format }).catch(() => undefined);
+  const acceptFor = async (format?: BodyFormat, codec?: BodyCodec) => {
+    await fetchBody(standIn.url, { format, codec }).catch(() => undefined);
     return standIn.requests.at(-1)?.headers.accept;
   };
-  if (lz4Available()) {
-    assert.equal(await acceptFor(), DEFAULT_ACCEPT);
-    assert.equal(await acceptFor('auto'), DEFAULT_ACCEPT);
-    assert.equal(await acceptFor('arrow'), `${ARROW_STREAM}; codecs="lz4"`);
-  }
+  assert.equal(await acceptFor(), DEFAULT_ACCEPT);
+  assert.equal(await acceptFor('auto', 'auto'), DEFAULT_ACCEPT);
+  assert.equal(await acceptFor('arrow'), ARROW_STREAM, 'format arrow is uncompressed Arrow (it used to ask for LZ4)');
+  assert.equal(await acceptFor('arrow', 'none'), ARROW_STREAM);
+  assert.equal(await acceptFor('arrow', 'lz4'), `${ARROW_STREAM}; codecs="lz4"`);
+  assert.equal(await acceptFor('arrow', 'zstd'), `${ARROW_STREAM}; codecs="zstd"`);
+  assert.equal(await acceptFor('auto', 'zstd'), `${ARROW_STREAM}; codecs="zstd", application/json;q=0.5`);
   assert.equal(await acceptFor('json'), 'application/json');
-  overrideLz4ForTests('simulated: no prebuilt binary');
-  t.after(() => overrideLz4ForTests(undefined));
-  assert.equal(await acceptFor(), `${ARROW_STREAM}, application/json;q=0.5`);
-  assert.equal(await acceptFor('arrow'), ARROW_STREAM);
+  assert.equal(await acceptFor('json', 'lz4'), 'application/json', 'no codec applies to JSON');
+});
+
+test('codec auto: none on loopback; elsewhere every codec that loads here, ZSTD first', () => {
+  assert.deepEqual(codecsToAsk(undefined, true), []);
+  assert.deepEqual(codecsToAsk('auto', true), []);
+  const expected = [...(NEEDS_ZSTD.skip ? [] : ['zstd']), ...(NEEDS_LZ4.skip ? [] : ['lz4'])];
+  assert.deepEqual(codecsToAsk(undefined, false), expected);
+  assert.deepEqual(codecsToAsk('none', false), []);
+});
+
+test('a codec that does not load here: auto leaves it out, asking for it by name is CODEC_UNAVAILABLE before any request', async (t) => {
+  const previous = registerIpcCodec('lz4', null);
+  t.after(() => registerIpcCodec('lz4', previous));
+  assert.ok(!codecsToAsk('auto', false).includes('lz4'));
+  const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [], total_rows: 0 }));
+  assert.equal(await codeOf(fetchBody(standIn.url, { codec: 'lz4' })), 'S2SP_ERR_CODEC_UNAVAILABLE');
+  assert.equal(standIn.requests.length, 0, 'nothing was sent');
+  assert.equal(await codeOf(fetchBody(standIn.url, { codec: 'gzip' as BodyCodec })), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+});
+
+test('fetches compressed Arrow from the real data plane when asked (LZ4 and ZSTD), the same rows as uncompressed', { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip }, async (t) => {
+  for (const codec of ['lz4', 'zstd', 'none'] as const) {
+    const { url } = await startDataPlane(t, ROWS);
+    const fetched = await fetchBody(url, { format: 'arrow', codec });
+    assert.equal(fetched.compressed, codec !== 'none', codec);
+    assert.deepEqual(
+      fetched.rows().map((r) => r.name),
+      ROWS.map((r) => r.name),
+      codec,
+    );
+  }
 });
 
 test('format json forces JSON; an answer in the other format than the forced one is RESPONSE_INVALID', async (t) => {

@@ -1,5 +1,5 @@
 /**
- * The interop proof: Arrow bodies from the data plane (plain and LZ4_FRAME)
+ * The interop proof: Arrow bodies from the data plane (plain, LZ4_FRAME, ZSTD)
  * read by an INDEPENDENT reader, polars (Rust arrow2/polars-arrow, through
  * nodejs-polars), must equal the JSON body of the same request, column by
  * column. arrow-js reading its own kind of output cannot catch a format
@@ -8,10 +8,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../src/cache/memory-store.js';
-import { lz4Available } from '../../src/ipc/lz4-codec.js';
+import { CompressedBatchCache } from '../../src/ipc/compressed-batch-cache.js';
+import { NEEDS_LZ4, NEEDS_ZSTD } from '../support/arrow-streams.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
 import { batchHeader, walk } from '../support/ipc-stream-walker.js';
-import { ARROW, ARROW_LZ4, createSpyPool, mixedRows, ok, startPlane, type Plane } from '../support/data-plane-harness.js';
+import { ARROW, ARROW_LZ4, ARROW_ZSTD, createSpyPool, mixedRows, ok, startPlane, type Plane } from '../support/data-plane-harness.js';
 
 type Polars = typeof import('nodejs-polars').default;
 type DataFrame = ReturnType<Polars['readIPCStream']>;
@@ -24,7 +25,7 @@ try {
 } catch (error) {
   polarsSkip = `nodejs-polars does not load on this platform (its native package nodejs-polars-linux-x64-gnu is a pinned devDependency): ${(error as Error).message.split('\n')[0]}`;
 }
-const SKIP = { skip: polarsSkip || (lz4Available() ? false : 'lz4-napi has no binary for this platform') };
+const SKIP = { skip: polarsSkip || NEEDS_LZ4.skip || NEEDS_ZSTD.skip };
 
 const N = 5000;
 const ROWS = mixedRows(N);
@@ -85,6 +86,7 @@ async function checkPlane(plane: Plane, token: string, label: string): Promise<{
     for (const [kind, accept] of [
       ['Arrow', ARROW],
       ['Arrow+LZ4', ARROW_LZ4],
+      ['Arrow+ZSTD', ARROW_ZSTD],
     ]) {
       const res = ok(await plane.post(token, request, { accept }), `${label}, ${name}, ${kind}`);
       assert.equal(res.headers['content-type'], accept);
@@ -98,7 +100,7 @@ async function checkPlane(plane: Plane, token: string, label: string): Promise<{
 }
 
 for (const workers of [2, 0]) {
-  test(`polars reads our Arrow bodies (plain and LZ4), equal to JSON, several record batches (workers: ${workers})`, SKIP, async (t) => {
+  test(`polars reads our Arrow bodies (plain, LZ4, ZSTD), equal to JSON, several record batches (workers: ${workers})`, SKIP, async (t) => {
     let pool: ReturnType<typeof createSpyPool> | undefined;
     if (workers > 0) {
       const real = createEncoderPool({ threads: workers });
@@ -163,7 +165,7 @@ test('polars reads edge bodies: an all-null (Null type) column, gathered rows of
   ];
   for (const [tok, request] of requests) {
     const doc = ok(await plane.post(tok, request)).json();
-    for (const accept of [ARROW, ARROW_LZ4]) {
+    for (const accept of [ARROW, ARROW_LZ4, ARROW_ZSTD]) {
       const label = `${JSON.stringify(request)}, ${accept}`;
       const df = pl!.readIPCStream(ok(await plane.post(tok, request, { accept }), label).bytes);
       assert.deepEqual(df.columns, doc.columns_returned, label);
@@ -173,4 +175,43 @@ test('polars reads edge bodies: an all-null (Null type) column, gathered rows of
       }
     }
   }
+});
+
+test('polars reads compressed bodies assembled from cached buffers (LZ4 and ZSTD): the same frame as the uncompressed body', SKIP, async (t) => {
+  // 70,000 rows: two stored batches (65,536 rows each at most), so full fetches and projections
+  // are whole stored batches, served from the cache after the first response compressed them.
+  const rows = Array.from({ length: 70_000 }, (_, i) => ({ n: i, mag: (i % 97) / 7, place: i % 5 ? `${i % 13} km W of Ōkuma` : null, ok: i % 3 === 0 }));
+  const cache = new CompressedBatchCache();
+  const store = new MemoryStore({ singleUse: false });
+  const pool = createEncoderPool({ threads: 2 });
+  t.after(() => pool.close());
+  const plane = await startPlane(t, { store, workers: pool, compressedCache: cache });
+  const token = await plane.mint(rows);
+  const source = pl!.readIPCStream(ok(await plane.post(token, {}, { accept: ARROW })).bytes);
+  assert.equal(source.height, rows.length);
+  for (const accept of [ARROW_LZ4, ARROW_ZSTD]) {
+    let streamed: Buffer | undefined;
+    for (const [label, request] of [
+      ['projection first (compresses place)', { columns: ['place'] }],
+      ['full fetch (place reused, the rest compressed)', {}],
+      ['full fetch again (all from the cache)', {}],
+      ['another projection (all from the cache)', { columns: ['ok', 'n'] }],
+    ] as const) {
+      const before = cache.stats().compressedColumns;
+      const res = ok(await plane.post(token, request, { accept }), `${accept}, ${label}`);
+      assert.equal(res.headers['content-type'], accept);
+      const df = pl!.readIPCStream(res.bytes);
+      const expected = 'columns' in request ? source.select('_row_id', ...request.columns) : source;
+      assert.ok(df.frameEqual(expected), `${accept}, ${label}: polars reads the same frame`);
+      if (label.includes('all from the cache')) assert.equal(cache.stats().compressedColumns, before, `${accept}, ${label}: nothing compressed again`);
+      if (label.startsWith('full fetch again')) {
+        // Every part was ready: one corked write with a Content-Length, the same bytes as the streamed response before it.
+        assert.equal(res.headers['content-length'], String(res.bytes.byteLength));
+        assert.ok(res.bytes.equals(streamed!), `${accept}: the same bytes as the streamed full fetch`);
+      }
+      if (label.startsWith('full fetch (')) streamed = res.bytes;
+    }
+  }
+  // 2 stored batches x 5 columns x 2 codecs, each compressed exactly once.
+  assert.equal(cache.stats().compressedColumns, 2 * 5 * 2);
 });

@@ -163,7 +163,7 @@ const HOSTILE: HostileCase[] = [
   { name: 'Accept text/html', status: 406, code: 'S2SP_ERR_ACCEPT_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: 'text/html' }) },
   { name: 'Accept text/csv', status: 406, code: 'S2SP_ERR_ACCEPT_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: 'text/csv' }) },
   { name: 'Accept Arrow file format', status: 406, code: 'S2SP_ERR_ACCEPT_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: 'application/vnd.apache.arrow.file' }) },
-  { name: 'unsupported codec', status: 406, code: 'S2SP_ERR_ACCEPT_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: `${ARROW}; codecs="zstd"` }) },
+  { name: 'unsupported codec', status: 406, code: 'S2SP_ERR_ACCEPT_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: `${ARROW}; codecs="brotli"` }) },
   { name: 'JSON refused with q=0', status: 406, code: 'S2SP_ERR_ACCEPT_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: 'application/json;q=0' }) },
 ];
 

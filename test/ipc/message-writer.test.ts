@@ -3,23 +3,30 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Binary, BinaryView, Decimal, Int32, Table, Utf8, Utf8View, makeData, makeVector, tableFromIPC, vectorFromArray, type RecordBatch } from 'apache-arrow';
 import { CompressionType } from 'apache-arrow/fb/compression-type';
-import { concatParts, partsLength, recordBatchMessage, schemaMessage, type BufferCompressor } from '../../src/ipc/message-writer.js';
+import {
+  batchMessageParts,
+  compressedBatchMessage,
+  concatParts,
+  partsLength,
+  recordBatchMessage,
+  schemaMessage,
+  type BufferCompression,
+} from '../../src/ipc/message-writer.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
-import { lz4Available, lz4Codec, registerLz4Decoder } from '../../src/ipc/lz4-codec.js';
+import { ipcCodec, registerArrowDecoder } from '../../src/ipc/codec-registry.js';
+import { NEEDS_LZ4, NEEDS_ZSTD } from '../support/arrow-streams.js';
 import { takeRows } from '../../src/table/take-rows.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { allTypes, exactCells } from '../support/all-types-table.js';
 import { batchHeader, bodyBuffers, walk } from '../support/ipc-stream-walker.js';
 
-const NEEDS_LZ4 = { skip: lz4Available() ? false : 'lz4-napi has no binary for this platform' };
-
-function compressor(): BufferCompressor {
-  return lz4Codec().compressFrame;
+function compressor(codec: 'lz4' | 'zstd' = 'lz4'): BufferCompression {
+  return { codec, compress: ipcCodec(codec).compress };
 }
 
 /** schema message + one record batch message per batch + end of stream, as one buffer. */
-function streamOf(table: Table, batches: readonly RecordBatch[] = table.batches, compress?: BufferCompressor): Uint8Array {
+function streamOf(table: Table, batches: readonly RecordBatch[] = table.batches, compress?: BufferCompression): Uint8Array {
   const parts = [schemaMessage(table.schema)];
   for (const batch of batches) parts.push(...recordBatchMessage(batch, compress));
   parts.push(END_OF_STREAM);
@@ -77,15 +84,34 @@ test('schema + record batches + END_OF_STREAM read back by arrow-js equal the in
   }
 });
 
-test('schema + record batches + END_OF_STREAM read back by arrow-js equal the input (LZ4_FRAME)', NEEDS_LZ4, () => {
-  registerLz4Decoder();
-  for (const [label, table] of cases()) {
-    const bytes = streamOf(table, table.batches, compressor());
-    const back = tableFromIPC(bytes);
-    assertSameTable(back, table, `${label} (lz4)`);
-    // Every record batch message declares LZ4_FRAME compression.
-    for (const message of walk(bytes).filter((m) => m.message.isRecordBatch())) {
-      assert.equal(batchHeader(message).compression?.type, CompressionType.LZ4_FRAME, label);
+for (const [codec, type, needs] of [
+  ['lz4', CompressionType.LZ4_FRAME, NEEDS_LZ4],
+  ['zstd', CompressionType.ZSTD, NEEDS_ZSTD],
+] as const) {
+  test(`schema + record batches + END_OF_STREAM read back by arrow-js equal the input (${CompressionType[type]})`, needs, () => {
+    registerArrowDecoder(codec);
+    for (const [label, table] of cases()) {
+      const bytes = streamOf(table, table.batches, compressor(codec));
+      const back = tableFromIPC(bytes);
+      assertSameTable(back, table, `${label} (${codec})`);
+      // Every record batch message declares the codec.
+      for (const message of walk(bytes).filter((m) => m.message.isRecordBatch())) {
+        assert.equal(batchHeader(message).compression?.type, type, label);
+      }
+    }
+  });
+}
+
+test('a compressed batch message read back into its buffers and reassembled is the same bytes', { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip }, () => {
+  for (const codec of ['lz4', 'zstd'] as const) {
+    for (const [label, table] of cases()) {
+      for (const batch of table.batches) {
+        const message = concatParts(recordBatchMessage(batch, compressor(codec)));
+        const parts = batchMessageParts(message);
+        assert.equal(parts.numRows, batch.numRows, label);
+        const again = concatParts(compressedBatchMessage(parts.numRows, parts.nodes, parts.buffers, parts.variadicBufferCounts, codec));
+        assert.deepEqual(again, message, `${label} (${codec})`);
+      }
     }
   }
 });
@@ -136,7 +162,7 @@ test('concatParts and partsLength', () => {
 });
 
 test('regression: arrow-js 21.1-21.2 wrote the compressed length in the LZ4 buffer prefix; ours holds the UNCOMPRESSED length', NEEDS_LZ4, () => {
-  const codec = lz4Codec();
+  const codec = ipcCodec('lz4');
   const n = 4096;
   // Highly compressible buffers (a repeated string, a constant Int32 column),
   // and one that cannot compress (random bytes), which is still an LZ4 frame
@@ -149,7 +175,7 @@ test('regression: arrow-js 21.1-21.2 wrote the compressed length in the LZ4 buff
   });
   const batch = table.batches[0];
   const plainBuffers = bodyBuffers(walk(streamOf(table))[1]);
-  const compressedMessage = walk(streamOf(table, [batch], codec.compressFrame))[1];
+  const compressedMessage = walk(streamOf(table, [batch], compressor('lz4')))[1];
   const regions = batchHeader(compressedMessage).buffers;
   assert.equal(regions.length, plainBuffers.length);
 
@@ -168,7 +194,7 @@ test('regression: arrow-js 21.1-21.2 wrote the compressed length in the LZ4 buff
     const prefix = view.getBigInt64(0, true);
     const payload = compressedMessage.bytes.subarray(at + 8, at + region.length);
     assert.notEqual(prefix, -1n, `buffer ${k}: framed, not stored raw`);
-    const raw = new Uint8Array(codec.decompressFrame(payload));
+    const raw = new Uint8Array(codec.decompress(payload));
     assert.deepEqual(raw, plain.subarray(0, raw.byteLength), `buffer ${k}: the bytes of the uncompressed message`);
     assert.ok(plain.byteLength - raw.byteLength < 8 && plain.subarray(raw.byteLength).every((b) => b === 0), `buffer ${k}: all of them`);
     compressedCount++;
@@ -196,7 +222,7 @@ test('regression: an LZ4 body with a small Decimal128 column made polars panic (
   const table = new Table({ name: vectorFromArray(['a', 'b'], new Utf8()), d: makeVector(decimal) });
   for (let start = 0; start < 2; start++) {
     const part = table.slice(start, start + 1);
-    const bytes = streamOf(part, part.batches, lz4Codec().compressFrame);
+    const bytes = streamOf(part, part.batches, { codec: 'lz4', compress: ipcCodec('lz4').compress });
     const frame = pl.readIPCStream(Buffer.from(bytes));
     assert.equal(frame.height, 1);
     assert.equal(String(frame.getColumn('d').cast(pl.Utf8).toArray()[0]), start === 0 ? '123.45' : '0.07');

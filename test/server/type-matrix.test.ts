@@ -25,7 +25,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DataType, Type, tableFromIPC, tableToIPC, type Vector } from 'apache-arrow';
 import { fetchBody } from '../../src/consumer/fetch-body.js';
-import { lz4Available, registerLz4Decoder } from '../../src/ipc/lz4-codec.js';
+import { ipcCodecAvailable, registerArrowDecoder } from '../../src/ipc/codec-registry.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { parseJsonExact } from '../../src/table/exact-json.js';
 import { connectInMemory } from '../support/in-memory-client.js';
@@ -178,9 +178,9 @@ async function checkServed(call: CallMatrix, label: string): Promise<void> {
   assert.ok(syncText.includes(`"abstract":${rowsText(ALL_IDS, columnsNamed(syncDomains))}`), `${label}: sync abstract`);
   assert.ok(syncText.endsWith(`"body":${rowsText(ALL_IDS, bodyColumns)}}`), `${label}: sync body`);
 
-  const accepts = lz4Available() ? [ARROW, ARROW_LZ4] : [ARROW];
+  const accepts = ipcCodecAvailable('lz4') ? [ARROW, ARROW_LZ4] : [ARROW];
   // arrow-js decodes LZ4 bodies only with a decoder registered.
-  if (lz4Available()) registerLz4Decoder();
+  if (ipcCodecAvailable('lz4')) registerArrowDecoder('lz4');
   for (const accept of accepts) {
     const all = await post(await freshUrl(call), {}, accept);
     assert.equal(all.contentType, accept);

@@ -17,16 +17,27 @@ import {
   tableToIPC,
   vectorFromArray,
 } from 'apache-arrow';
-import { lz4Available } from '../../src/ipc/lz4-codec.js';
+import { ipcCodec, ipcCodecAvailable } from '../../src/ipc/codec-registry.js';
+import type { BufferCompression } from '../../src/ipc/message-writer.js';
+import type { ChunkFormat } from '../../src/table/chunk-encoding.js';
 
 /** The Arrow stream media type. */
 export const ARROW_STREAM = 'application/vnd.apache.arrow.stream';
 
 /** Test options for tests that build LZ4 streams: skipped where lz4-napi has no binary. */
-export const NEEDS_LZ4 = { skip: lz4Available() ? false : 'lz4-napi has no binary for this platform' };
+export const NEEDS_LZ4 = { skip: ipcCodecAvailable('lz4') ? false : 'lz4-napi has no binary for this platform' };
 
-/** The Accept fetchBody sends by default when lz4-napi loads. */
-export const DEFAULT_ACCEPT = `${ARROW_STREAM}; codecs="lz4", application/json;q=0.5`;
+/** Test options for tests that need ZSTD: skipped where no implementation loads. */
+export const NEEDS_ZSTD = { skip: ipcCodecAvailable('zstd') ? false : 'no zstd implementation for this platform' };
+
+/** The Accept fetchBody sends by default to a loopback server (uncompressed Arrow, JSON at q=0.5). */
+export const DEFAULT_ACCEPT = `${ARROW_STREAM}, application/json;q=0.5`;
+
+/** The compressor a chunk format needs (undefined for JSON and plain Arrow), as the data plane picks it. */
+export function compressionFor(format: ChunkFormat): BufferCompression | undefined {
+  if (format.kind !== 'arrow' || format.codec === undefined) return undefined;
+  return { codec: format.codec, compress: ipcCodec(format.codec).compress };
+}
 
 interface Lz4Napi {
   compressFrameSync(data: Buffer): Buffer;

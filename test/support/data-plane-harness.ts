@@ -16,7 +16,7 @@ import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane, type DataPlaneOptions } from '../../src/data/data-plane-plugin.js';
 import { encodeChunk } from '../../src/table/chunk-encoding.js';
 import { concatParts } from '../../src/ipc/message-writer.js';
-import { lz4Codec } from '../../src/ipc/lz4-codec.js';
+import { compressionFor } from './arrow-streams.js';
 import { projectColumns } from '../../src/table/select.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import type { EncodeTask } from '../../src/worker/encode-task.js';
@@ -25,6 +25,8 @@ import type { EncoderPool } from '../../src/worker/encoder-pool.js';
 /** The Arrow stream media type, and the LZ4 variant. */
 export const ARROW = 'application/vnd.apache.arrow.stream';
 export const ARROW_LZ4 = `${ARROW}; codecs="lz4"`;
+/** The Arrow stream media type asking for ZSTD. */
+export const ARROW_ZSTD = `${ARROW}; codecs="zstd"`;
 
 /** A data plane listening on 127.0.0.1. */
 export interface Plane {
@@ -131,8 +133,7 @@ export function assertErrorDocument(res: RawResponse, status: number, code: stri
 /** Encodes a task exactly as encode-worker.ts does, on this thread. */
 export function encodeTaskInline(task: EncodeTask): Uint8Array {
   const table = projectColumns(tableFromSharedIpc(task.ipc), task.columns ?? undefined);
-  const compress = task.format.kind === 'arrow' && task.format.codec === 'lz4' ? lz4Codec().compressFrame : undefined;
-  return concatParts(encodeChunk(table, task.chunk, task.format, compress));
+  return concatParts(encodeChunk(table, task.chunk, task.format, compressionFor(task.format)));
 }
 
 /** A fake EncoderPool: encodes on the main thread (after a turn of the loop), counts calls, fails where told. */

@@ -2,12 +2,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import { setTimeout } from 'node:timers/promises';
+import { BroadcastChannel } from 'node:worker_threads';
 import { tableFromIPC } from 'apache-arrow';
 import { sharedIpcFromTable, tableFromSharedIpc } from '../../src/ipc/shared-body.js';
 import { encodeChunk, type ChunkFormat } from '../../src/table/chunk-encoding.js';
 import { concatParts, schemaMessage } from '../../src/ipc/message-writer.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
-import { lz4Available, lz4Codec, registerLz4Decoder } from '../../src/ipc/lz4-codec.js';
+import { registerArrowDecoder } from '../../src/ipc/codec-registry.js';
+import { NEEDS_LZ4, NEEDS_ZSTD, compressionFor } from '../support/arrow-streams.js';
 import type { RowChunk } from '../../src/table/row-chunks.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { projectColumns } from '../../src/table/select.js';
@@ -15,7 +18,6 @@ import { tableFromRows } from '../../src/table/table-from-rows.js';
 import type { EncodeTask } from '../../src/worker/encode-task.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
 
-const NEEDS_LZ4 = { skip: lz4Available() ? false : 'lz4-napi has no binary for this platform' };
 
 function rows(n: number, salt = 0): Record<string, unknown>[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -36,14 +38,14 @@ function body(n: number, salt = 0) {
 /** What the main thread encodes for the same task. */
 function mainThread(task: EncodeTask): Uint8Array {
   const table = projectColumns(tableFromSharedIpc(task.ipc), task.columns ?? undefined);
-  const compress = task.format.kind === 'arrow' && task.format.codec === 'lz4' ? lz4Codec().compressFrame : undefined;
-  return concatParts(encodeChunk(table, task.chunk, task.format, compress));
+  return concatParts(encodeChunk(table, task.chunk, task.format, compressionFor(task.format)));
 }
 
 const FORMATS: Array<[string, ChunkFormat]> = [
   ['JSON', { kind: 'json' }],
   ['Arrow', { kind: 'arrow' }],
   ['Arrow+LZ4', { kind: 'arrow', codec: 'lz4' }],
+  ['Arrow+ZSTD', { kind: 'arrow', codec: 'zstd' }],
 ];
 
 const CHUNKS: Array<[string, RowChunk]> = [
@@ -52,7 +54,7 @@ const CHUNKS: Array<[string, RowChunk]> = [
   ['long runs', { ids: Int32Array.from({ length: 400 }, (_, i) => (i < 200 ? i : 600 + i)) }],
 ];
 
-test('a worker encodes a chunk to the same bytes as the main thread (JSON, Arrow, Arrow+LZ4)', NEEDS_LZ4, async (t) => {
+test('a worker encodes a chunk to the same bytes as the main thread (JSON, Arrow, Arrow+LZ4, Arrow+ZSTD)', { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip }, async (t) => {
   const pool = createEncoderPool({ threads: 2 });
   t.after(() => pool.close());
   assert.equal(pool.threads, 2);
@@ -72,7 +74,7 @@ test('a worker encodes a chunk to the same bytes as the main thread (JSON, Arrow
 });
 
 test('worker output decodes to the selected rows (JSON fragment and Arrow+LZ4 batch)', NEEDS_LZ4, async (t) => {
-  registerLz4Decoder();
+  registerArrowDecoder('lz4');
   const pool = createEncoderPool({ threads: 1 });
   t.after(() => pool.close());
   const b = body(50);
@@ -164,7 +166,7 @@ test('an aborted signal drops queued tasks and lets a running one finish (its th
   const running = pool.run(task, { signal: hangUp.signal });
   const queued = [pool.run(task, { signal: hangUp.signal }), pool.run(task, { signal: hangUp.signal })];
   const other = pool.run(task); // another client's task, behind them in the queue
-  for (let i = 0; Atomics.load(slots, 1) === 0 && i < 1000; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  for (let i = 0; Atomics.load(slots, 1) === 0 && i < 1000; i++) await setTimeout(5);
   assert.equal(Atomics.load(slots, 1), 1, 'the first task started');
   hangUp.abort();
   for (const dropped of queued) await assert.rejects(dropped, { name: 'AbortError' });
@@ -174,4 +176,21 @@ test('an aborted signal drops queued tasks and lets a running one finish (its th
   assert.deepEqual(await running, mainThread(task), 'the running task finished on its thread');
   assert.deepEqual(await other, mainThread(task));
   assert.equal(Atomics.load(slots, 1), 2, 'the dropped tasks never reached the worker');
+});
+
+test("regression: a worker's event loop turns once its tasks are done, so native Buffers it dropped are freed (LZ4 in workers grew the process)", async (t) => {
+  // piscina's default parks an idle worker in Atomics.wait: callbacks queued by a task (where Node
+  // frees an addon's Buffer) never ran, not even while the worker sat idle.
+  const name = `s2sp-loop-probe-${randomUUID()}`;
+  const channel = new BroadcastChannel(name);
+  t.after(() => channel.close());
+  const pool = createEncoderPool({ threads: 1, workerFile: new URL('../support/loop-probe-worker.js', import.meta.url), workerData: name });
+  t.after(() => pool.close());
+  const task: EncodeTask = { ipc: new Uint8Array(0), bodyId: 'probe', columns: null, chunk: { start: 0, end: 0 }, format: { kind: 'json' } };
+  for (let i = 1; i <= 3; i++) {
+    const ran = new Promise<unknown>((resolve) => channel.addEventListener('message', (event) => resolve((event as MessageEvent).data), { once: true }));
+    await pool.run(task);
+    const outcome = await Promise.race([ran, setTimeout(5000, 'timed out', { ref: false })]);
+    assert.equal(outcome, i, `task ${i}: the idle worker ran the callback its task queued`);
+  }
 });
