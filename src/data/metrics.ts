@@ -62,8 +62,13 @@ export class DataPlaneMetrics {
 
   constructor(prom: typeof import('prom-client'), registry: Registry) {
     const registers = [registry];
-    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
-      new prom.Counter<L>({ name, help, labelNames, registers });
+    // collect() runs with the metric as `this`, so the scrape's stats come in through this closure.
+    const statsOfScrape = () => this.#statsOfScrape();
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = [], collect?: () => Promise<void>) =>
+      new prom.Counter<L>({ name, help, labelNames, registers, collect });
+    // A shared store finds expiries, and may fail, while a scrape reads its stats: these two wait
+    // for that read, so the scrape that caused an event already shows it.
+    const afterStats = async () => void (await statsOfScrape());
     this.#fetches = counter('s2sp_data_fetches_total', 'Requests to the data path, by HTTP status and requested format.', ['status', 'format']);
     this.#bytesSent = counter('s2sp_data_bytes_sent_total', 'Response body bytes the data path wrote (after any Content-Encoding).', ['format']);
     this.#aborted = counter(
@@ -80,12 +85,10 @@ export class DataPlaneMetrics {
     });
     this.#minted = counter('s2sp_tokens_minted_total', 'Tokens handed out (bodies cached behind a resource_url).');
     this.#consumed = counter('s2sp_tokens_consumed_total', 'Tokens used up by a complete transfer.');
-    this.#expired = counter('s2sp_tokens_expired_total', 'Tokens that reached their TTL unused.');
+    this.#expired = counter('s2sp_tokens_expired_total', 'Tokens that reached their TTL unused.', [], afterStats);
     this.#revoked = counter('s2sp_tokens_revoked_total', 'Tokens deleted before use.');
-    this.#storeErrors = counter('s2sp_store_errors_total', 'Store calls that failed because the shared store could not be reached.');
+    this.#storeErrors = counter('s2sp_store_errors_total', 'Store calls that failed because the shared store could not be reached.', [], afterStats);
     this.#leases = new prom.Gauge({ name: 's2sp_leases_in_flight', help: 'Leases this process holds: transfers under way.', registers });
-    // collect() runs with the gauge as `this`, so the scrape's stats come in through this closure.
-    const statsOfScrape = () => this.#statsOfScrape();
     const gauge = (name: string, help: string, read: (scrape: { stats: StoreStats; up: boolean }) => number) =>
       new prom.Gauge({
         name,
