@@ -14,6 +14,7 @@ import { isS2SPError } from '../errors.js';
 import type { Row } from '../table/rows-from-table.js';
 import type { ToolExtra } from './resource-tool.js';
 import { errorToolResult, jsonToolResult } from './tool-results.js';
+import { progressReporterFor, type ProgressExtra } from './progress.js';
 
 /** What a consumer handler receives. */
 export interface ConsumerInput {
@@ -57,11 +58,15 @@ export function registerConsumerTool(
 ): RegisteredTool {
   return mcp.registerTool(name, { ...config, inputSchema: CONSUMER_PARAMS }, (async (args: ConsumerArgs, extra: ToolExtra) => {
     let resolved: ResolvedRows;
+    // Progress of fetching the body, in bytes, when the caller asked for progress.
+    const progress = progressReporterFor(extra as ProgressExtra, 'fetching the body (bytes)');
     try {
-      resolved = await resolveConsumerRows(args, options);
+      resolved = await resolveConsumerRows(args, progress === undefined ? options : { ...options, onProgress: (received, total) => progress.report(received, total) });
     } catch (error) {
       if (isS2SPError(error)) return errorToolResult(error);
       throw error;
+    } finally {
+      await progress?.flush();
     }
     const bytesReceived = resolved.source === 'body_data' ? Buffer.byteLength(args.body_data ?? '') : resolved.bytesReceived;
     const result = await handler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);

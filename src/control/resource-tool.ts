@@ -16,6 +16,7 @@ import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
 import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns } from './envelope.js';
 import { errorToolResult, jsonToolResult } from './tool-results.js';
+import { progressReporterFor, type ProgressExtra } from './progress.js';
 
 /** What a resource tool handler returns: rows (plain objects) or an Arrow Table. */
 export type TableResult = readonly Record<string, unknown>[] | Table;
@@ -92,7 +93,14 @@ export function registerResourceTool<Shape extends ZodRawShape>(
       const table = bodyTableFrom(result);
       checkDomainsExist(domains, dataColumns(table));
       if (mode === 'sync') return jsonToolResult(buildEnvelope(table, domains, { mode: 'sync' }, limit));
-      const { token } = await context.store.put(table);
+      // Progress of caching the body, in bytes, when the caller asked for progress.
+      const progress = progressReporterFor(extra as ProgressExtra, 'caching the body (bytes)');
+      let token: string;
+      try {
+        ({ token } = await context.store.put(table, progress === undefined ? undefined : { onProgress: (stored, total) => progress.report(stored, total) }));
+      } finally {
+        await progress?.flush();
+      }
       const resourceUrl = context.resourceUrlFor(token);
       return jsonToolResult(buildEnvelope(table, domains, { mode: 'async', resourceUrl }, limit));
     } catch (error) {

@@ -6,6 +6,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync } from 'fastify';
+import { asksForProgress } from './asks-for-progress.js';
 
 /** Options of {@link mcpHttpPlugin}. */
 export interface McpHttpOptions {
@@ -15,13 +16,14 @@ export interface McpHttpOptions {
   path?: string;
 }
 
-/** Serves MCP over Streamable HTTP (stateless, JSON responses) at `path`. */
+/** Serves MCP over Streamable HTTP (stateless, JSON responses; an event stream for a request with a progress token) at `path`. */
 export const mcpHttpPlugin: FastifyPluginAsync<McpHttpOptions> = async (app, options) => {
   const path = options.path ?? '/mcp';
 
   app.post(path, async (request, reply) => {
     const server = options.createServer();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // JSON answers, except where the caller wants progress notifications, which only an event stream carries.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) });
     // The SDK writes the response itself; fastify must not send one too.
     reply.hijack();
     reply.raw.once('close', () => {
