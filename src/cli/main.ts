@@ -15,19 +15,21 @@ const USAGE = `Usage:
   s2sp serve [FILE] [--transport stdio|http] [--host H] [--port P] [--data-port P]
                     [--public-url URL] [--ttl SECONDS] [--tool NAME] [--abstract-limit N]
                     [--store memory|redis://[user:pass@]host:port[/db]|rediss://...]
-                    [--lease-timeout SECONDS]
+                    [--lease-timeout SECONDS] [--no-metrics]
       Serve a table (JSON array, GeoJSON FeatureCollection, CSV, Arrow IPC) as the
       resource tool read_table. Default FILE: the bundled USGS earthquakes feed.
       --store (or S2SP_STORE): where bodies are cached; with Redis, every replica
       sharing it serves every token. Default: memory (this process only).
   s2sp consumer [--transport stdio|http] [--host H] [--port P]
-                [--allow-origin URL]... [--max-body-bytes N]
+                [--allow-origin URL]... [--max-body-bytes N] [--no-metrics]
       Serve the consumer tool summarize_rows.
   s2sp demo [--mode async|sync] [--min-mag M]
       Run both servers as child processes and play the agent.
 
 Over stdio the data plane listens on --data-port (default: any free port);
-over http MCP (/mcp) and the data plane share --port (default ${DEFAULT_HTTP_PORT}).`;
+over http MCP (/mcp) and the data plane share --port (default ${DEFAULT_HTTP_PORT}).
+Both commands serve Prometheus metrics at /metrics on that HTTP server (a
+consumer over stdio listens for it alone); --no-metrics turns them off.`;
 
 const TRANSPORT_OPTIONS = {
   transport: { type: 'string', default: 'stdio' },
@@ -35,6 +37,7 @@ const TRANSPORT_OPTIONS = {
   port: { type: 'string' },
   'data-port': { type: 'string' },
   'public-url': { type: 'string' },
+  'no-metrics': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h' },
 } satisfies ParseArgsConfig['options'];
 
@@ -85,6 +88,7 @@ function transportFlags(values: Record<string, string | boolean | string[] | und
     port: transport === 'http' ? (integer(values.port as string | undefined, 'port') ?? DEFAULT_HTTP_PORT) : undefined,
     dataPort: integer(values['data-port'] as string | undefined, 'data-port'),
     publicUrl: values['public-url'] as string | undefined,
+    metrics: values['no-metrics'] !== true,
   };
 }
 

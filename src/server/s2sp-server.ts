@@ -13,15 +13,18 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { ZodRawShape } from 'zod';
 import type { BodyStore } from '../cache/body-store.js';
 import type { FullGc } from '../cache/gc-nudge.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { ResolveOptions } from '../consumer/resolve.js';
 import { s2spDataPlane, type DataPlaneOptions } from '../data/data-plane-plugin.js';
+import { serveMetrics } from '../data/metrics.js';
+import { consumerMetricsFor } from '../consumer/consumer-metrics.js';
 import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
 import { S2SPError } from '../errors.js';
-import { resourceUrlOf } from '../protocol/data-path.js';
+import { METRICS_PATH, resourceUrlOf } from '../protocol/data-path.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
 import { registerConsumerTool, type ConsumerToolConfig, type ConsumerToolHandler } from '../control/consumer-tool.js';
 import { mcpHttpPlugin } from './mcp-http-plugin.js';
@@ -66,6 +69,12 @@ export interface S2SPServerOptions {
   consumer?: ResolveOptions;
   /** fastify logger options (default: off). With stdio, log to stderr, never stdout. */
   logger?: FastifyServerOptions['logger'];
+  /**
+   * A prom-client Registry for this server's metrics (data plane, store,
+   * consumer fetches), served as Prometheus text at `GET /metrics` on the
+   * HTTP server. Default: none, no metrics (the CLI turns them on).
+   */
+  registry?: Registry;
 }
 
 /** Options of {@link S2SPServer.listen}. */
@@ -119,7 +128,11 @@ export class S2SPServer {
 
   /** Registers a consumer tool (SPEC 2.2): the handler receives merged rows and an Arrow Table. */
   consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler): this {
-    return this.configure((mcp) => registerConsumerTool(mcp, name, config, handler, this.#options.consumer));
+    const { registry } = this.#options;
+    // Registered now, so a scrape shows the consumer's counters (at zero) before its first fetch.
+    if (registry !== undefined) consumerMetricsFor(registry).catch(() => {}); // a failure shows at the first fetch
+    const options = registry === undefined ? this.#options.consumer : { ...this.#options.consumer, registry };
+    return this.configure((mcp) => registerConsumerTool(mcp, name, config, handler, options));
   }
 
   /** Applies `install` to `.mcp` now and to every McpServer made for HTTP requests later. */
@@ -158,9 +171,17 @@ export class S2SPServer {
     // fastify's default 404 logs "Route POST:<url> not found": a mistyped
     // resource_url would put its token in the log.
     app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorDocumentOf(new S2SPError('S2SP_ERR_ROUTE_NOT_FOUND'))));
+    const { registry } = this.#options;
     if (this.#store !== undefined) {
-      await app.register(s2spDataPlane, { store: this.#store, bodyLimit: this.#options.requestBodyLimit, workers: this.#options.workers });
+      await app.register(s2spDataPlane, {
+        store: this.#store,
+        bodyLimit: this.#options.requestBodyLimit,
+        workers: this.#options.workers,
+        // Served below, once, whether or not this server has a data plane.
+        ...(registry === undefined ? {} : { registry, metricsPath: false as const }),
+      });
     }
+    if (registry !== undefined) serveMetrics(app, registry, METRICS_PATH);
     if (options.mcpPath !== undefined) {
       await app.register(mcpHttpPlugin, { path: options.mcpPath, createServer: () => this.createMcpServer() });
     }
