@@ -30,13 +30,26 @@ export { mcpHttpPlugin, type McpHttpOptions } from './server/mcp-http-plugin.js'
 export { s2spDataPlane, DEFAULT_REQUEST_BODY_LIMIT, type DataPlaneOptions } from './data/data-plane-plugin.js';
 export { ARROW_STREAM_TYPE, JSON_TYPE } from './protocol/media-types.js';
 export { DEFAULT_INLINE_CELL_LIMIT } from './data/body-stream.js';
+export { TRANSFER_DURATION_BUCKETS } from './data/metrics.js';
+export { METRICS_PATH } from './protocol/data-path.js';
 
 // Worker threads
 export { createEncoderPool, type EncoderPool, type EncoderPoolOptions } from './worker/encoder-pool.js';
 export { lz4Available } from './ipc/lz4-codec.js';
 
 // Cache
-export { DEFAULT_LEASE_TIMEOUT_MS, type BodyStore, type BodyLease, type CachedBody, type PutResult, type StoreStats } from './cache/body-store.js';
+export {
+  DEFAULT_LEASE_TIMEOUT_MS,
+  type BodyStore,
+  type BodyLease,
+  type CachedBody,
+  type PutOptions,
+  type PutProgress,
+  type PutResult,
+  type StoreEvent,
+  type StoreObserver,
+  type StoreStats,
+} from './cache/body-store.js';
 export { MemoryStore, DEFAULT_TTL_MS, DEFAULT_MAX_BYTES, EvictReason, type MemoryStoreOptions } from './cache/memory-store.js';
 export { RedisStore, DEFAULT_CHUNK_BYTES, DEFAULT_LOCAL_MAX_BYTES, type RedisStoreOptions } from './cache/redis-store.js';
 export { storeFromSpec, StoreKind, type StoreSettings } from './cache/store-from-spec.js';
@@ -52,7 +65,7 @@ export { ROW_ID } from './protocol/row-id.js';
 export { JSON_TEXT_METADATA_KEY } from './table/json-column.js';
 
 // Consumer side
-export { fetchBody, BodyFormat, type FetchBodyOptions, type FetchedBody } from './consumer/fetch-body.js';
+export { fetchBody, BodyFormat, type FetchBodyOptions, type FetchedBody, type FetchProgress } from './consumer/fetch-body.js';
 export { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from './consumer/resolve.js';
 export { mergeByRowId } from './consumer/merge.js';
 export { parseColumnMapping, applyColumnMapping } from './consumer/column-mapping.js';
