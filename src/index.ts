@@ -37,6 +37,8 @@ export { createDataPlane, type CreateDataPlaneOptions, type DataPlane } from './
 export { s2spDataPlane, DEFAULT_REQUEST_BODY_LIMIT, type DataPlaneOptions } from './data/data-plane-plugin.js';
 export { ARROW_STREAM_TYPE, JSON_TYPE, IpcCodec } from './protocol/media-types.js';
 export { DEFAULT_INLINE_CELL_LIMIT } from './data/body-stream.js';
+export { TRANSFER_DURATION_BUCKETS } from './data/metrics.js';
+export { METRICS_PATH } from './protocol/data-path.js';
 
 // Worker threads
 export { createEncoderPool, type EncoderPool, type EncoderPoolOptions, type RunOptions } from './worker/encoder-pool.js';
@@ -55,7 +57,11 @@ export {
   type BodyStore,
   type BodyLease,
   type CachedBody,
+  type PutOptions,
+  type PutProgress,
   type PutResult,
+  type StoreEvent,
+  type StoreObserver,
   type StoreStats,
   type StreamedPutResult,
 } from './cache/body-store.js';
@@ -75,7 +81,7 @@ export { ROW_ID } from './protocol/row-id.js';
 export { JSON_TEXT_METADATA_KEY } from './table/json-column.js';
 
 // Consumer side
-export { fetchBody, BodyFormat, type BodyCodec, type FetchBodyOptions, type FetchedBody } from './consumer/fetch-body.js';
+export { fetchBody, BodyFormat, type BodyCodec, type FetchBodyOptions, type FetchedBody, type FetchProgress } from './consumer/fetch-body.js';
 export { fetchBodyBatches, type StreamedBody } from './consumer/fetch-batches.js';
 export { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from './consumer/resolve.js';
 export { resolveConsumerBatches, type ResolvedBatches } from './consumer/resolve-batches.js';

@@ -26,6 +26,18 @@ export interface CachedBody {
   readonly byteLength: number;
 }
 
+/** Options of `BodyStore.put`. */
+export interface PutOptions {
+  /** Time to live of this token in milliseconds (default: the store's). */
+  ttlMs?: number;
+  /**
+   * Called as the body is stored, with growing byte counts that end at the
+   * total; a body the store holds already reports the total at once. A store
+   * that copies in one step reports 0, then the total.
+   */
+  onProgress?: PutProgress;
+}
+
 /** What `put` returns. */
 export interface PutResult {
   /** The bearer token for the data plane. */
@@ -87,7 +99,7 @@ export interface BodyStore {
    *   `S2SP_ERR_CACHE_FULL` when it does not fit the byte budget (checked before any allocation),
    *   `S2SP_ERR_STORE_UNAVAILABLE` when a shared store cannot be reached
    */
-  put(table: Table, options?: { ttlMs?: number }): Promise<PutResult>;
+  put(table: Table, options?: PutOptions): Promise<PutResult>;
   /**
    * Caches batches as they arrive (each must already start with `_row_id`),
    * never holding them all at once besides the cached copy. Optional: without
@@ -108,4 +120,31 @@ export interface BodyStore {
   stats(): Promise<StoreStats>;
   /** Drops every entry this process holds and stops timers (a shared store keeps its shared entries). */
   close(): Promise<void>;
+  /**
+   * Tells `observer` what happens to tokens and leases from now on (for
+   * metrics); returns the function that stops it. Optional: a store without
+   * it still works everywhere, it just goes uncounted.
+   */
+  observe?(observer: StoreObserver): () => void;
 }
+
+/**
+ * What a store reports to its observers. Token events count tokens (a body
+ * shared by several tokens ends once, its tokens each end).
+ * - `minted`: `put` handed out a token.
+ * - `consumed`: a transfer committed (single use); `revoked`: `delete` removed a live token.
+ * - `expired`: `count` tokens reached their TTL. A shared store counts each
+ *   expiry once across replicas, on the replica that notices it first.
+ * - `leased` / `settled`: a lease was taken / committed or released, by this process.
+ * - `failed`: a call failed because the shared store could not be reached.
+ */
+export type StoreEvent =
+  | { readonly type: 'minted' | 'consumed' | 'revoked' | 'leased' | 'settled' }
+  | { readonly type: 'expired'; readonly count: number }
+  | { readonly type: 'failed'; readonly error: Error };
+
+/** Receives a store's events; it must not throw (a store ignores what it throws). */
+export type StoreObserver = (event: StoreEvent) => void;
+
+/** Progress of a `put`: bytes of the body stored so far, of its total. */
+export type PutProgress = (storedBytes: number, totalBytes: number) => void;

@@ -22,13 +22,17 @@ import {
   type BodyLease,
   type BodyStore,
   type CachedBody,
+  type PutOptions,
+  type PutProgress,
   type PutResult,
+  type StoreObserver,
   type StoreStats,
   type StreamedPutResult,
 } from './body-store.js';
 import { ipcPlanOf, sharedIpcFromBatches, tableFromSharedIpc, writeIpcPlan } from '../ipc/shared-body.js';
 import type { FullGc } from './gc-nudge.js';
 import { SharedMemoryPool } from './shared-memory-pool.js';
+import { StoreObservers } from './store-observers.js';
 import { mintToken } from '../protocol/token.js';
 import { bodyTableOf } from '../table/body-table.js';
 
@@ -109,6 +113,7 @@ export class MemoryStore implements BodyStore {
   readonly #bodies = new WeakMap<Table, Body>();
   readonly #onEvict?: MemoryStoreOptions['onEvict'];
   readonly #memoryPool: SharedMemoryPool;
+  readonly #observers = new StoreObservers();
   #bytes = 0;
   #bodyCount = 0;
   #closed = false;
@@ -122,21 +127,28 @@ export class MemoryStore implements BodyStore {
     this.#memoryPool = options.memoryPool ?? new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, this.maxBytes / 4), fullGc: options.fullGc });
   }
 
-  async put(table: Table, options: { ttlMs?: number } = {}): Promise<PutResult> {
+  async put(table: Table, options: PutOptions = {}): Promise<PutResult> {
     if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
     const ttlMs = positive(options.ttlMs ?? this.ttlMs, 'ttlMs');
-    const body = this.#bodyFor(bodyTableOf(table));
+    const body = this.#bodyFor(bodyTableOf(table), options.onProgress);
     const token = mintToken();
     const expiresAt = Date.now() + ttlMs;
     this.#entries.set(token, { body, expiresAt, timer: this.#schedule(token, ttlMs), expired: false });
     body.tokens++;
+    this.#observers.emit({ type: 'minted' });
     return { token, expiresAt };
   }
 
-  /** The stored body of `table`, stored now if it is not yet (budget checked before the allocation). */
-  #bodyFor(table: Table): Body {
+  /**
+   * The stored body of `table`, stored now if it is not yet (budget checked before the allocation).
+   * The copy is one synchronous step, so progress is its start and its end.
+   */
+  #bodyFor(table: Table, onProgress?: PutProgress): Body {
     const known = this.#bodies.get(table);
-    if (known !== undefined && !known.freed) return known;
+    if (known !== undefined && !known.freed) {
+      onProgress?.(known.cached.byteLength, known.cached.byteLength);
+      return known;
+    }
     const plan = ipcPlanOf(table);
     if (this.#bytes + plan.byteLength > this.maxBytes) {
       throw new S2SPError('S2SP_ERR_CACHE_FULL', {
@@ -146,12 +158,14 @@ export class MemoryStore implements BodyStore {
         maxBytes: this.maxBytes,
       });
     }
+    onProgress?.(0, plan.byteLength);
     const ipc = writeIpcPlan(plan, this.#memoryPool.acquire(plan.byteLength));
     const cached: CachedBody = { id: randomUUID(), table: tableFromSharedIpc(ipc), ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
     const body: Body = { cached, source: new WeakRef(table), tokens: 0, leases: 0, freed: false };
     this.#bodies.set(table, body);
     this.#bytes += ipc.byteLength;
     this.#bodyCount++;
+    onProgress?.(plan.byteLength, plan.byteLength);
     return body;
   }
 
@@ -222,10 +236,12 @@ export class MemoryStore implements BodyStore {
     }
     const { body } = entry;
     body.leases++;
+    this.#observers.emit({ type: 'leased' });
     let settled = false;
     const settle = (consume: boolean) => {
       if (settled) return;
       settled = true;
+      this.#observers.emit({ type: 'settled' });
       clearTimeout(state.timer);
       body.leases--;
       if (entry.lease === state) entry.lease = undefined;
@@ -281,6 +297,10 @@ export class MemoryStore implements BodyStore {
     };
   }
 
+  observe(observer: StoreObserver): () => void {
+    return this.#observers.add(observer);
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     for (const token of [...this.#entries.keys()]) this.#remove(token, 'closed');
@@ -318,6 +338,8 @@ export class MemoryStore implements BodyStore {
     entry.body.tokens--;
     if (entry.body.tokens === 0) this.#free(entry.body);
     this.#onEvict?.(reason);
+    if (reason === 'expired') this.#observers.emit({ type: 'expired', count: 1 });
+    else if (reason !== 'closed') this.#observers.emit({ type: reason });
   }
 
   /** The last token of a body is gone: its bytes leave the budget, its buffer goes back to the pool. */

@@ -32,8 +32,10 @@ const EXTEND = `local function extend(key, ms) local left = redis.call('PTTL', k
 /**
  * Accounting (keys: sizes, bodies, tokens; args: bodyId, bytes, ttlMs, maxBytes, tokenHash).
  * Forgets bodies and tokens whose time passed, then reserves `bytes` for a
- * body not counted yet, or refuses. Returns {1, used} when reserved now,
- * {2, used} when the body was already counted, {0, used} when it does not fit.
+ * body not counted yet, or refuses. Returns {1, used, expired} when reserved now,
+ * {2, used, expired} when the body was already counted, {0, used, expired} when
+ * it does not fit; `expired` counts the tokens forgotten now because their time
+ * passed (consumed and revoked ones left the zset already), for metrics.
  */
 export const RESERVE = `${NOW}
 local ttl = tonumber(ARGV[3])
@@ -42,11 +44,11 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
   if b then redis.call('HINCRBY', KEYS[1], '@used', -tonumber(b)); redis.call('HDEL', KEYS[1], id) end
   redis.call('ZREM', KEYS[2], id)
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local expired = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local used = tonumber(redis.call('HGET', KEYS[1], '@used') or '0')
 local state = 2
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
-  if used + tonumber(ARGV[2]) > tonumber(ARGV[4]) then return {0, used} end
+  if used + tonumber(ARGV[2]) > tonumber(ARGV[4]) then return {0, used, expired} end
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
   used = redis.call('HINCRBY', KEYS[1], '@used', tonumber(ARGV[2]))
   state = 1
@@ -61,7 +63,7 @@ for _, k in ipairs({KEYS[2], KEYS[3]}) do
   if top[2] and tonumber(top[2]) > last then last = tonumber(top[2]) end
 end
 for _, k in ipairs(KEYS) do redis.call('PEXPIREAT', k, last) end
-return {state, used}`;
+return {state, used, expired}`;
 
 /**
  * Accounting, when a body's last token went early (keys: sizes, bodies; args: bodyId).
@@ -75,7 +77,7 @@ return 1`;
 
 /**
  * Accounting for health (keys: sizes, bodies, tokens): forgets what expired,
- * returns {tokens, bodies, used}.
+ * returns {tokens, bodies, used, expired} (`expired` as in RESERVE).
  */
 export const STATS = `${NOW}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
@@ -83,8 +85,8 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
   if b then redis.call('HINCRBY', KEYS[1], '@used', -tonumber(b)); redis.call('HDEL', KEYS[1], id) end
   redis.call('ZREM', KEYS[2], id)
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-return {redis.call('ZCARD', KEYS[3]), redis.call('ZCARD', KEYS[2]), tonumber(redis.call('HGET', KEYS[1], '@used') or '0')}`;
+local expired = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+return {redis.call('ZCARD', KEYS[3]), redis.call('ZCARD', KEYS[2]), tonumber(redis.call('HGET', KEYS[1], '@used') or '0'), expired}`;
 
 /**
  * Adds a token to a stored body (keys: meta, tokenSet, token; args: tokenHash, ttlMs).

@@ -19,12 +19,22 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { createClient, RESP_TYPES, type RedisClientType } from '@redis/client';
 import { S2SPError, isS2SPError } from '../errors.js';
-import { DEFAULT_LEASE_TIMEOUT_MS, type BodyLease, type BodyStore, type PutResult, type StoreStats } from './body-store.js';
+import {
+  DEFAULT_LEASE_TIMEOUT_MS,
+  type BodyLease,
+  type BodyStore,
+  type PutOptions,
+  type PutProgress,
+  type PutResult,
+  type StoreObserver,
+  type StoreStats,
+} from './body-store.js';
 import type { FullGc } from './gc-nudge.js';
 import { LocalBodyCache, type PinnedBody } from './local-body-cache.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_TTL_MS } from './memory-store.js';
 import { ADD_TOKEN, CONSUME, FORGET_BODY, LEASE, RELEASE, RENEW, RESERVE, STATS } from './redis-scripts.js';
 import { SharedMemoryPool } from './shared-memory-pool.js';
+import { StoreObservers } from './store-observers.js';
 import { ipcPlanOf, writeIpcPlan, type IpcPlan } from '../ipc/shared-body.js';
 import { mintToken } from '../protocol/token.js';
 import { bodyTableOf } from '../table/body-table.js';
@@ -89,6 +99,7 @@ export class RedisStore implements BodyStore {
   readonly #local: LocalBodyCache;
   readonly #known = new WeakMap<Table, KnownBody>();
   readonly #shas = new Map<string, string>();
+  readonly #observers = new StoreObservers();
   #closed = false;
 
   constructor(options: RedisStoreOptions) {
@@ -124,7 +135,11 @@ export class RedisStore implements BodyStore {
     }
   }
 
-  async put(table: Table, options: { ttlMs?: number } = {}): Promise<PutResult> {
+  put(table: Table, options: PutOptions = {}): Promise<PutResult> {
+    return this.#observed(this.#put(table, options));
+  }
+
+  async #put(table: Table, options: PutOptions): Promise<PutResult> {
     if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
     const ttlMs = Math.ceil(positive(options.ttlMs ?? this.ttlMs, 'ttlMs'));
     const bodyTable = bodyTableOf(table);
@@ -140,16 +155,18 @@ export class RedisStore implements BodyStore {
     const hash = tokenHashOf(token);
     let reservedNow = false;
     try {
-      const [state, used] = (await this.#run(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash])) as number[];
+      const [state, used, expired] = (await this.#run(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash])) as number[];
+      this.#expired(expired);
       if (state === 0) throw this.#full(known.byteLength, used);
       reservedNow = state === 1;
       if (!(await this.#addToken(known.id, hash, ttlMs))) {
-        await this.#writeBody(known, () => plan ?? ipcPlanOf(bodyTable), ttlMs);
+        await this.#writeBody(known, () => plan ?? ipcPlanOf(bodyTable), ttlMs, options.onProgress);
         if (!(await this.#addToken(known.id, hash, ttlMs))) throw new S2SPError('S2SP_ERR_STORE_UNAVAILABLE');
         // Counted already, yet missing: its last token may have gone on another replica meanwhile,
         // which uncounted it. Count it again (a no-op when it still is).
         if (state === 2) await this.#run(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash]);
       }
+      else options.onProgress?.(known.byteLength, known.byteLength);
       await this.#send(['SET', this.#indexKey(hash), known.id, 'PX', String(ttlMs)]);
     } catch (error) {
       this.#send(['ZREM', this.#acctKey('tokens'), hash]).catch(() => {});
@@ -159,10 +176,15 @@ export class RedisStore implements BodyStore {
       if (isOutOfMemory(error)) throw new S2SPError('S2SP_ERR_CACHE_FULL', { problem: 'storeMemory', neededBytes: known.byteLength }, { cause: error });
       throw storeError(error);
     }
+    this.#observers.emit({ type: 'minted' });
     return { token, expiresAt: Date.now() + ttlMs };
   }
 
-  async lease(token: string): Promise<BodyLease> {
+  lease(token: string): Promise<BodyLease> {
+    return this.#observed(this.#lease(token));
+  }
+
+  async #lease(token: string): Promise<BodyLease> {
     const hash = tokenHashOf(token);
     const id = await this.#bodyIdOf(hash);
     if (id === undefined) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
@@ -180,40 +202,76 @@ export class RedisStore implements BodyStore {
       this.#run(RELEASE, [keys.lease], [leaseId]).catch(() => {});
       throw storeError(error);
     }
+    this.#observers.emit({ type: 'leased' });
     let settled = false;
     const settle = async (consume: boolean) => {
       if (settled) return;
       settled = true;
       pinned.unpin();
-      if (consume) await this.#consume(id, hash, leaseId, false);
-      else await this.#run(RELEASE, [keys.lease], [leaseId]);
+      this.#observers.emit({ type: 'settled' });
+      if (!consume) return void (await this.#run(RELEASE, [keys.lease], [leaseId]));
+      if (await this.#consume(id, hash, leaseId, false)) this.#observers.emit({ type: 'consumed' });
     };
     return {
       body: pinned.body,
       timeoutMs: this.leaseTimeoutMs,
       renew: async () => !settled && (await renew()),
-      commit: () => settle(true),
-      release: () => settle(false),
+      commit: () => this.#observed(settle(true)),
+      release: () => this.#observed(settle(false)),
     };
   }
 
-  async delete(token: string): Promise<boolean> {
+  delete(token: string): Promise<boolean> {
+    return this.#observed(this.#delete(token));
+  }
+
+  async #delete(token: string): Promise<boolean> {
     const hash = tokenHashOf(token);
     const id = await this.#bodyIdOf(hash);
     if (id === undefined) return false;
-    return this.#consume(id, hash, '', true);
+    const revoked = await this.#consume(id, hash, '', true);
+    if (revoked) this.#observers.emit({ type: 'revoked' });
+    return revoked;
   }
 
-  async has(token: string): Promise<boolean> {
+  has(token: string): Promise<boolean> {
+    return this.#observed(this.#has(token));
+  }
+
+  async #has(token: string): Promise<boolean> {
     const hash = tokenHashOf(token);
     const id = await this.#bodyIdOf(hash);
     if (id === undefined) return false;
     return ((await this.#send(['EXISTS', this.#tokenKeys(id, hash).token])) as number) === 1;
   }
 
-  async stats(): Promise<StoreStats> {
-    const [entries, bodies, bytes] = (await this.#run(STATS, this.#acctKeys(), [])) as number[];
+  stats(): Promise<StoreStats> {
+    return this.#observed(this.#stats());
+  }
+
+  async #stats(): Promise<StoreStats> {
+    const [entries, bodies, bytes, expired] = (await this.#run(STATS, this.#acctKeys(), [])) as number[];
+    this.#expired(expired);
     return { entries, bytes, maxBytes: this.maxBytes, bodies, localBytes: this.#local.bytes, idleBytes: this.#pool.stats().bytes };
+  }
+
+  observe(observer: StoreObserver): () => void {
+    return this.#observers.add(observer);
+  }
+
+  /** Reports a failed call to the observers when Redis could not be reached, once per call. */
+  async #observed<T>(call: Promise<T>): Promise<T> {
+    try {
+      return await call;
+    } catch (error) {
+      if (isS2SPError(error, 'S2SP_ERR_STORE_UNAVAILABLE')) this.#observers.emit({ type: 'failed', error: error as S2SPError });
+      throw error;
+    }
+  }
+
+  /** Tokens an accounting script found past their time (a number from a script; older scripts send none). */
+  #expired(count: number | undefined): void {
+    if (typeof count === 'number' && count > 0) this.#observers.emit({ type: 'expired', count });
   }
 
   /** Disconnects and drops this replica's local copies; the bodies in Redis stay for the other replicas. */
@@ -260,7 +318,7 @@ export class RedisStore implements BodyStore {
    * once its metadata is there). The bytes come from this replica's local
    * copy, made now (and kept) when there is none.
    */
-  async #writeBody(known: KnownBody, planOf: () => IpcPlan, ttlMs: number): Promise<void> {
+  async #writeBody(known: KnownBody, planOf: () => IpcPlan, ttlMs: number, onProgress?: PutProgress): Promise<void> {
     let pinned = this.#local.pin(known.id);
     if (pinned === undefined) {
       const plan = planOf();
@@ -272,9 +330,13 @@ export class RedisStore implements BodyStore {
       const chunks = Math.ceil(ipc.byteLength / this.chunkBytes);
       const base = this.#bodyBase(known.id);
       const writes: Array<Promise<unknown>> = [];
+      // Chunks complete in any order: progress is the bytes of those done, so it only grows.
+      let stored = 0;
+      onProgress?.(0, ipc.byteLength);
       for (let i = 0; i < chunks; i++) {
         const view = Buffer.from(ipc.buffer, ipc.byteOffset + i * this.chunkBytes, Math.min(this.chunkBytes, ipc.byteLength - i * this.chunkBytes));
-        writes.push(this.#send(['SET', `${base}c:${i}`, view, 'PX', String(ttlMs)]));
+        const write = this.#send(['SET', `${base}c:${i}`, view, 'PX', String(ttlMs)]);
+        writes.push(onProgress === undefined ? write : write.then(() => onProgress((stored += view.byteLength), ipc.byteLength)));
       }
       await Promise.all(writes);
       const meta = `${base}m`;

@@ -9,7 +9,7 @@ import { S2SPServer } from '../server/s2sp-server.js';
 import type { Row } from '../table/rows-from-table.js';
 import { chartRows } from './rows-chart.js';
 import { summarizeRows } from './summarize-rows.js';
-import { listenForTransport, listenOptions, type TransportFlags } from './transport-flags.js';
+import { listenForTransport, listenOptions, metricsRegistryFor, type TransportFlags } from './transport-flags.js';
 
 /** Flags of `s2sp consumer`. */
 export interface ConsumerFlags extends TransportFlags {
@@ -22,10 +22,11 @@ export interface ConsumerFlags extends TransportFlags {
 export const SUMMARIZE_TOOL = 'summarize_rows';
 
 /** Builds the server for `s2sp consumer` (exported for tests). */
-export function createConsumerServer(flags: ConsumerFlags): S2SPServer {
+export async function createConsumerServer(flags: ConsumerFlags): Promise<S2SPServer> {
   const server = new S2SPServer({
     ...listenOptions('s2sp-consumer', flags),
     consumer: { allowedOrigins: flags.allowOrigins, maxBodyBytes: flags.maxBodyBytes },
+    registry: await metricsRegistryFor(flags),
   });
   server.consumerTool(
     SUMMARIZE_TOOL,
@@ -59,7 +60,7 @@ async function chartContent(rows: readonly Row[]): Promise<CallToolResult['conte
 
 /** Runs `s2sp consumer` until the transport closes. */
 export async function runConsumer(flags: ConsumerFlags, log: (line: string) => void): Promise<S2SPServer> {
-  const server = createConsumerServer(flags);
+  const server = await createConsumerServer(flags);
   await listenForTransport(server, flags, log, false);
   return server;
 }

@@ -18,7 +18,7 @@ const USAGE = `Usage:
   s2sp serve [FILE] [--transport stdio|http] [--host H] [--port P] [--data-port P]
                     [--public-url URL] [--ttl SECONDS] [--tool NAME] [--abstract-limit N]
                     [--store memory|redis://[user:pass@]host:port[/db]|rediss://...]
-                    [--lease-timeout SECONDS] [HTTP OPTIONS]
+                    [--lease-timeout SECONDS] [--no-metrics] [HTTP OPTIONS]
       Serve a table (JSON array, GeoJSON FeatureCollection, CSV, Arrow IPC) as the
       resource tool read_table. Default FILE: the bundled USGS earthquakes feed.
       --store (or S2SP_STORE): where bodies are cached; with Redis, every replica
@@ -26,7 +26,7 @@ const USAGE = `Usage:
       Optional packages, loaded when needed: vega-datasets (the bundled feed),
       parquet-wasm (Parquet files), gpt-tokenizer (demo token counts).
   s2sp consumer [--transport stdio|http] [--host H] [--port P]
-                [--allow-origin URL]... [--max-body-bytes N] [HTTP OPTIONS]
+                [--allow-origin URL]... [--max-body-bytes N] [--no-metrics] [HTTP OPTIONS]
       Serve the consumer tool summarize_rows.
   s2sp demo [--mode async|sync] [--min-mag M] [--abstract-format rows|columns] [--chart FILE]
       Run both servers as child processes and play the agent; the consumer's
@@ -35,6 +35,8 @@ const USAGE = `Usage:
 Over stdio the data plane listens on --data-port (default: any free port);
 over http MCP (/mcp) and the data plane share --port (default ${DEFAULT_HTTP_PORT}).
 --host 0.0.0.0 (or ::) needs --public-url for serve: the URL consumers reach it at.
+Both commands serve Prometheus metrics at /metrics on that HTTP server (a
+consumer over stdio listens for it alone); --no-metrics turns them off.
 
 HTTP OPTIONS (README, "Security"):
   --mcp-allowed-host NAME...    Host names /mcp accepts besides loopback (DNS rebinding)
@@ -58,6 +60,7 @@ const TRANSPORT_OPTIONS = {
   'headers-timeout-ms': { type: 'string' },
   'keep-alive-timeout-ms': { type: 'string' },
   'idle-timeout-ms': { type: 'string' },
+  'no-metrics': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h' },
 } satisfies ParseArgsConfig['options'];
 
@@ -117,6 +120,7 @@ function transportFlags(values: Record<string, string | boolean | string[] | und
       keepAliveMs: integer(values['keep-alive-timeout-ms'] as string | undefined, 'keep-alive-timeout-ms'),
       idleMs: integer(values['idle-timeout-ms'] as string | undefined, 'idle-timeout-ms'),
     },
+    metrics: values['no-metrics'] !== true,
   };
 }
 

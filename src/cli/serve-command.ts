@@ -11,7 +11,7 @@ import { dataColumns } from '../control/envelope.js';
 import { defaultDatasetPath } from './default-dataset.js';
 import { exposeFullGc } from './full-gc.js';
 import { readTableFile } from './input/read-table-file.js';
-import { listenForTransport, listenOptions, type TransportFlags } from './transport-flags.js';
+import { listenForTransport, listenOptions, metricsRegistryFor, type TransportFlags } from './transport-flags.js';
 
 /** Flags of `s2sp serve`. */
 export interface ServeFlags extends TransportFlags {
@@ -62,6 +62,7 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
     ...listenOptions('s2sp-serve', flags),
     store,
     abstractRowLimit: flags.abstractLimit,
+    registry: await metricsRegistryFor(flags),
   });
   // The file's rows as the tool returns them: without the `_row_id` the reader added, so a plain
   // MCP call answers the rows themselves (SPEC 2.1); S2SP calls add ids again, without copying.

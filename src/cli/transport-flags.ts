@@ -3,6 +3,7 @@
  * the chosen one: stdio (MCP on stdin/stdout, data plane on its own port) or
  * http (MCP at /mcp and the data plane on one fastify server).
  */
+import type { Registry } from 'prom-client';
 import type { S2SPServer, S2SPServerOptions } from '../server/s2sp-server.js';
 import type { HttpTimeouts } from '../server/http-timeouts.js';
 
@@ -22,6 +23,8 @@ export interface TransportFlags {
   mcpBodyLimit?: number;
   /** HTTP timeouts; absent ones keep their defaults. */
   timeouts?: HttpTimeouts;
+  /** Prometheus metrics at /metrics (default true; `--no-metrics` turns them off). */
+  metrics?: boolean;
 }
 
 /** Default port of `--transport http`. */
@@ -46,6 +49,13 @@ export function listenOptions(
   };
 }
 
+/** A fresh registry for the server's metrics, or undefined when they are off (prom-client is then never loaded). */
+export async function metricsRegistryFor(flags: TransportFlags): Promise<Registry | undefined> {
+  if (flags.metrics === false) return undefined;
+  const { Registry } = await import('prom-client');
+  return new Registry();
+}
+
 /**
  * Starts `server` on the transport the flags name and logs where.
  * @param dataPlane whether the server needs a data plane (resource tools do; over stdio a consumer does not)
@@ -56,12 +66,18 @@ export async function listenForTransport(
   log: (line: string) => void,
   dataPlane: boolean,
 ): Promise<void> {
+  const metrics = flags.metrics !== false;
   if (flags.transport === 'http') {
     const url = await server.listen({ mcpPath: '/mcp' });
-    log(`s2sp: MCP at ${url}/mcp${dataPlane ? `, data plane at ${url}/s2sp/` : ''}`);
+    log(`s2sp: MCP at ${url}/mcp${dataPlane ? `, data plane at ${url}/s2sp/` : ''}${metrics ? `, metrics at ${url}/metrics` : ''}`);
     return;
   }
-  await server.serveStdio({ dataPlane });
-  log(`s2sp: MCP over stdio${dataPlane ? `, data plane at ${server.resourceUrlFor('x').slice(0, -1)}` : ''}`);
+  // Over stdio a consumer has no data plane, yet its metrics need an HTTP server to be scraped from.
+  const url = dataPlane || metrics ? await server.listen() : undefined;
+  await server.serveStdio({ dataPlane: false });
+  const parts = [`MCP over stdio`];
+  if (dataPlane) parts.push(`data plane at ${server.resourceUrlFor('x').slice(0, -1)}`);
+  if (metrics) parts.push(`metrics at ${url}/metrics`);
+  log(`s2sp: ${parts.join(', ')}`);
 }
 

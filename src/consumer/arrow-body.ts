@@ -12,6 +12,7 @@
 import { CompressionType, DataType, compressionRegistry, tableFromIPC, type Schema, type Table } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
 import { ipcCodecAvailable, ipcCodecOfCompressionType, registerArrowDecoder } from '../ipc/codec-registry.js';
+import type { IpcCodec } from '../protocol/media-types.js';
 import { MAX_ROW_ID, ROW_ID } from '../protocol/row-id.js';
 import { responseInvalid as invalid } from './http-failure.js';
 import { IpcStreamError, outlineIpcStream, type StreamOutline } from '../ipc/stream-walk.js';
@@ -21,6 +22,8 @@ import type { DecodedBody } from './json-body.js';
 export interface ArrowBody extends DecodedBody {
   /** True when any batch of the stream used buffer compression. */
   compressed: boolean;
+  /** The codec of the first compressed batch (ours: lz4, zstd), when there is one. */
+  codec?: IpcCodec;
 }
 
 /**
@@ -56,7 +59,13 @@ export function bodyFromArrow(bytes: Uint8Array): ArrowBody {
     totalRows: table.numRows,
     columns: table.schema.fields.map((f) => f.name),
     compressed: outline.codecs.size > 0,
+    codec: firstCodecOf(outline.codecs),
   };
+}
+
+function firstCodecOf(types: ReadonlySet<CompressionType>): IpcCodec | undefined {
+  for (const type of types) return ipcCodecOfCompressionType(type);
+  return undefined;
 }
 
 /** The first field must be an integer `_row_id`. @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID` */

@@ -26,6 +26,8 @@ export interface AnsweredBody extends DecodedBody {
   format: 'json' | 'arrow';
   /** True when the Arrow stream used buffer compression; always false for JSON. */
   compressed: boolean;
+  /** The buffer codec of compressed Arrow (lz4, zstd). */
+  codec?: IpcCodec;
 }
 
 

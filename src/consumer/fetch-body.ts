@@ -11,11 +11,14 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Table } from 'apache-arrow';
+import type { Registry } from 'prom-client';
 import { S2SPError } from '../errors.js';
+import type { IpcCodec } from '../protocol/media-types.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { acceptFor, bodyFormatOption, codecsToAsk, decodeAnswer, type BodyCodec, type BodyFormat } from './body-format.js';
 import { checkResourceUrl, isLoopbackHost } from './resource-url.js';
 import { fetchFailed, httpFailure } from './http-failure.js';
+import { consumerMetricsFor } from './consumer-metrics.js';
 
 export { BodyFormat, type BodyCodec } from './body-format.js';
 
@@ -53,7 +56,18 @@ export interface FetchBodyOptions {
    * may still answer uncompressed, or in JSON under `format: 'auto'`.
    */
   codec?: BodyCodec;
+  /** A prom-client Registry that counts this fetch (README "Metrics"); default: not counted. */
+  registry?: Registry;
+  /**
+   * Called as the body arrives with the bytes received so far and the
+   * Content-Length, or undefined when the server declared none (a streamed
+   * body); then once more at the end with `total` equal to `received`.
+   */
+  onProgress?: FetchProgress;
 }
+
+/** Progress of a fetch: body bytes received, of `total` when known. */
+export type FetchProgress = (received: number, total: number | undefined) => void;
 
 /** What {@link fetchBody} returns. */
 export interface FetchedBody {
@@ -69,6 +83,8 @@ export interface FetchedBody {
   format: 'json' | 'arrow';
   /** True when the Arrow stream used buffer compression (LZ4 or ZSTD); always false for JSON. */
   compressed: boolean;
+  /** The buffer codec of compressed Arrow (lz4, zstd). */
+  codec?: IpcCodec;
   /**
    * The rows as plain objects (`_row_id` first), converted from `table` on
    * each call: nothing is converted unless asked, so keep the result rather
@@ -89,13 +105,26 @@ export interface FetchedBody {
  *   or compressed Arrow received, that this platform cannot decompress)
  */
 export async function fetchBody(resourceUrl: string, options: FetchBodyOptions = {}): Promise<FetchedBody> {
+  if (options.registry === undefined) return fetchUncounted(resourceUrl, options);
+  const metrics = await consumerMetricsFor(options.registry);
+  try {
+    const fetched = await fetchUncounted(resourceUrl, options);
+    metrics.fetched(fetched);
+    return fetched;
+  } catch (error) {
+    metrics.failed(error);
+    throw error;
+  }
+}
+
+async function fetchUncounted(resourceUrl: string, options: FetchBodyOptions): Promise<FetchedBody> {
   const url = checkResourceUrl(resourceUrl, options.allowedOrigins);
   const maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBytes');
   const timeoutMs = positive(options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS, 'timeoutMs');
   const format = bodyFormatOption(options.format);
   const codecs = format === 'json' ? [] : codecsToAsk(options.codec, isLoopbackHost(url.hostname));
   const payload = JSON.stringify(requestBody(options));
-  const { bytes, contentType } = await post(url, payload, acceptFor(format, codecs), maxBytes, timeoutMs, options.signal);
+  const { bytes, contentType } = await post(url, payload, acceptFor(format, codecs), maxBytes, timeoutMs, options.signal, options.onProgress);
   const decoded = decodeAnswer(bytes, contentType, format);
   const { table } = decoded;
   return { ...decoded, bytesReceived: bytes.byteLength, rows: () => rowsFromTable(table) };
@@ -142,7 +171,15 @@ const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
  * connection: the server never answered it, so it cannot have served the
  * token (a lease it took is released when the connection closes).
  */
-function post(url: URL, payload: string, accept: string, maxBytes: number, timeoutMs: number, signal?: AbortSignal): Promise<Answer> {
+function post(
+  url: URL,
+  payload: string,
+  accept: string,
+  maxBytes: number,
+  timeoutMs: number,
+  signal?: AbortSignal,
+  onProgress?: FetchProgress,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(fetchFailed({ problem: 'aborted' }, signal.reason));
@@ -220,12 +257,16 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
           return;
         }
         chunks.push(chunk);
+        if (ok) onProgress?.(received, Number.isFinite(declared) ? declared : undefined);
       });
       response.on('end', () => {
         const bytes = Buffer.concat(chunks, received);
         if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
         else if (!ok) finish(httpFailure(status, bytes));
-        else finish(undefined, bytes);
+        else {
+          if (!Number.isFinite(declared)) onProgress?.(received, received);
+          finish(undefined, bytes);
+        }
       });
       response.on('error', (error) =>
         finish(fetchFailed({ problem: 'broken' }, error)),

@@ -13,13 +13,14 @@
  * rows once and the merged rows become the result table once.
  */
 import type { Table } from 'apache-arrow';
+import type { Registry } from 'prom-client';
 import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { applyColumnMapping, parseColumnMapping, tableWithColumnMapping } from './column-mapping.js';
 import { isGiven, parseAbstractData, parseBodyData, type ConsumerArgs } from './consumer-args.js';
-import { fetchBody } from './fetch-body.js';
+import { fetchBody, type FetchProgress } from './fetch-body.js';
 import { mergeByRowId } from './merge.js';
 
 /** Options of {@link resolveConsumerRows}. */
@@ -30,6 +31,10 @@ export interface ResolveOptions {
   maxBodyBytes?: number;
   /** Time limit of the fetch in milliseconds (fetchBody's default when absent). */
   timeoutMs?: number;
+  /** A prom-client Registry that counts the fetches (fetchBody's `registry`). */
+  registry?: Registry;
+  /** Progress of the fetch, as fetchBody reports it. */
+  onProgress?: FetchProgress;
 }
 
 /** What a consumer handler receives. */
@@ -63,7 +68,13 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
     throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'urlAndBody' });
   }
   const bodyRows = hasBody ? parseBodyData(args.body_data as string) : undefined;
-  const fetchOptions = { allowedOrigins: options.allowedOrigins, maxBytes: options.maxBodyBytes, timeoutMs: options.timeoutMs };
+  const fetchOptions = {
+    allowedOrigins: options.allowedOrigins,
+    maxBytes: options.maxBodyBytes,
+    timeoutMs: options.timeoutMs,
+    registry: options.registry,
+    onProgress: options.onProgress,
+  };
 
   if (abstract === '*') {
     if (hasUrl) {

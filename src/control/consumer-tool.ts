@@ -15,6 +15,7 @@ import { invalidOption, positiveOption, stringListOption } from '../option-check
 import type { Row } from '../table/rows-from-table.js';
 import type { ToolExtra } from './resource-tool.js';
 import { jsonToolResult, toolFailureResult, type ToolErrorLog } from './tool-results.js';
+import { progressReporterFor, type ProgressExtra } from './progress.js';
 
 /** What a consumer handler receives. */
 export interface ConsumerInput {
@@ -108,8 +109,17 @@ export function registerConsumerTool(
   }
   const rowHandler = handler as ConsumerToolHandler;
   return mcp.registerTool(name, { ...config, inputSchema: CONSUMER_PARAMS }, (async (args: ConsumerArgs, extra: ToolExtra) => {
+    // Progress of fetching the body, in bytes, when the caller asked for progress.
+    const progress = progressReporterFor(extra as ProgressExtra, 'fetching the body (bytes)');
+    const withProgress: ResolveOptions =
+      progress === undefined ? resolveOptions : { ...resolveOptions, onProgress: (received, total) => progress.report(received, total) };
     try {
-      const resolved: ResolvedRows = await resolveConsumerRows(args, resolveOptions);
+      let resolved: ResolvedRows;
+      try {
+        resolved = await resolveConsumerRows(args, withProgress);
+      } finally {
+        await progress?.flush();
+      }
       const bytesReceived = resolved.source === 'body_data' ? Buffer.byteLength(args.body_data ?? '') : resolved.bytesReceived;
       const result = await rowHandler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
       return isToolResult(result) ? result : jsonToolResult(result);

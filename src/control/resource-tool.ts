@@ -11,7 +11,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { Table } from 'apache-arrow';
 import { isRecordBatchSource, openBodyBatches, tableFromBatchStream, type RecordBatchSource } from '../table/batch-stream.js';
-import type { BodyStore } from '../cache/body-store.js';
+import type { BodyStore, PutResult } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
 import { integerOption } from '../option-checks.js';
 import { ABSTRACT_FORMATS, type AbstractFormat } from '../protocol/abstract-format.js';
@@ -23,6 +23,7 @@ import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, envelopeText, r
 import { RESOURCE_TOOL_OUTPUT_SCHEMA } from './envelope-schema.js';
 import { toolFailureResult, type ToolErrorLog } from './tool-results.js';
 import { ZOD_FLAVOURS, flavourOf, type ZodFlavour } from './zod-flavour.js';
+import { progressReporterFor, type ProgressExtra } from './progress.js';
 
 /**
  * What a resource tool handler returns: rows (plain objects), an Arrow Table,
@@ -131,7 +132,7 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat>(
       checkDomainsExist(domains, dataColumns(table));
       const shape = { domains, limit, format };
       if (mode === 'sync') return envelopeResult(table, syncEnvelope(table, shape));
-      const put = await context.store.put(table);
+      const put = await putReportingProgress(table, extra, context.store);
       return await asyncEnvelopeResult(table, shape, put, context);
     } catch (error) {
       return toolFailureResult(error, name, context.onToolError);
@@ -187,6 +188,17 @@ function syncEnvelope(table: Table, shape: AbstractShape): Envelope {
 function envelopeResult(table: Table, envelope: Envelope): CallToolResult {
   const text = envelopeText(envelope, table);
   return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+}
+
+/** Caches `table`, sending progress notifications (bytes stored) when the caller passed a progress token. */
+async function putReportingProgress(table: Table, extra: ToolExtra, store: BodyStore): Promise<PutResult> {
+  const progress = progressReporterFor(extra as ProgressExtra, 'caching the body (bytes)');
+  if (progress === undefined) return store.put(table);
+  try {
+    return await store.put(table, { onProgress: (stored, total) => progress.report(stored, total) });
+  } finally {
+    await progress.flush();
+  }
 }
 
 /**

@@ -14,6 +14,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyPluginAsync } from 'fastify';
 import type { BodyStore } from '../cache/body-store.js';
+import type { Registry } from 'prom-client';
 import { isWellFormedToken } from '../protocol/token.js';
 import { S2SPError } from '../errors.js';
 import { ipcCodec, ipcCodecAvailable } from '../ipc/codec-registry.js';
@@ -28,7 +29,8 @@ import { settleLease } from './lease-settlement.js';
 import { parseFetchRequest, resolveFetch } from './fetch-request.js';
 import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
 import { negotiateFormat, type NegotiationSupport } from './negotiate.js';
-import { DATA_ROUTE, DATA_ROUTE_WILDCARD, HEALTH_PATH } from '../protocol/data-path.js';
+import { DATA_ROUTE, DATA_ROUTE_WILDCARD, HEALTH_PATH, METRICS_PATH } from '../protocol/data-path.js';
+import { dataPlaneMetricsFor, serveMetrics } from './metrics.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
 import { JSON_CONTENT_TYPE, JSON_TYPE, arrowStreamType } from '../protocol/media-types.js';
 import { integerOption, invalidOption } from '../option-checks.js';
@@ -59,6 +61,17 @@ export interface DataPlaneOptions {
    * response anew. Default: 256 MiB.
    */
   compressedCache?: CompressedBatchCache | number;
+  /**
+   * A prom-client Registry to record metrics into (fetches, bytes, durations,
+   * tokens, leases, cache, store errors; README "Metrics"). Default: none,
+   * nothing recorded and prom-client never loaded.
+   */
+  registry?: Registry;
+  /**
+   * Where the plugin serves `registry` as Prometheus text (default `/metrics`,
+   * under the plugin's prefix); false when the app serves its registry itself.
+   */
+  metricsPath?: string | false;
 }
 
 
@@ -110,7 +123,14 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     return reply.code(wire.status).type(JSON_CONTENT_TYPE).send(errorDocumentOf(wire));
   });
 
-  const routeOptions = { logSerializers: dataPlaneLogSerializers, bodyLimit };
+  // Metrics hooks go on the data routes only: health and metrics scrapes are not fetches.
+  const metrics = options.registry === undefined ? undefined : await dataPlaneMetricsFor(options.registry);
+  if (metrics !== undefined) {
+    const stopObserving = metrics.observeStore(store);
+    app.addHook('onClose', async () => stopObserving());
+    if (options.metricsPath !== false) serveMetrics(app, options.registry!, options.metricsPath ?? METRICS_PATH);
+  }
+  const routeOptions = { logSerializers: dataPlaneLogSerializers, bodyLimit, ...metrics?.fetchHooks(support) };
 
   app.post<{ Params: { token: string } }>(DATA_ROUTE, routeOptions, async (request, reply) => {
     const fetchRequest = parseFetchRequest(request.body);

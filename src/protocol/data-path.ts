@@ -7,6 +7,8 @@
 export const DATA_PATH_PREFIX = '/s2sp/data/';
 /** The health endpoint's path, relative to the plane's base. */
 export const HEALTH_PATH = '/s2sp/health';
+/** The Prometheus text endpoint's path (SPEC 3.5), where metrics are on. */
+export const METRICS_PATH = '/metrics';
 /** The fastify route of a fetch. */
 export const DATA_ROUTE = `${DATA_PATH_PREFIX}:token`;
 /** The fastify wildcard route under the data path (wrong methods, malformed tokens). */

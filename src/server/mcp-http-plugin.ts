@@ -25,6 +25,7 @@ import { createHostGuard } from './host-guard.js';
  * async mode, where the body never crosses the MCP endpoint.
  */
 export const DEFAULT_MCP_BODY_LIMIT = 64 * 1024 * 1024;
+import { asksForProgress } from './asks-for-progress.js';
 
 /** Options of {@link mcpHttpPlugin}. */
 export interface McpHttpOptions {
@@ -56,7 +57,8 @@ export function jsonRpcErrorOf(error: S2SPError): { jsonrpc: '2.0'; error: { cod
 }
 
 /**
- * Serves MCP over Streamable HTTP (stateless, JSON responses) at `path`.
+ * Serves MCP over Streamable HTTP (stateless, JSON responses; an event
+ * stream for a request with a progress token) at `path`.
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` at registration for a bad limit, host or origin
  */
 export const mcpHttpPlugin: FastifyPluginAsync<McpHttpOptions> = async (app, options) => {
@@ -82,7 +84,8 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpOptions> = async (app, opt
 
   app.post(path, { bodyLimit }, async (request, reply) => {
     const server = options.createServer();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // JSON answers, except where the caller wants progress notifications, which only an event stream carries.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) });
     // The SDK writes the response itself; fastify must not send one too.
     reply.hijack();
     reply.raw.once('close', () => {

@@ -15,6 +15,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import type { Registry } from 'prom-client';
 import type { BodyStore } from '../cache/body-store.js';
 import type { FullGc } from '../cache/gc-nudge.js';
 import { MemoryStore } from '../cache/memory-store.js';
@@ -24,8 +25,10 @@ import type { DataPlaneOptions } from '../data/data-plane-plugin.js';
 import { createDataPlane, listeningOrigin, type DataPlane } from '../data/data-plane-handle.js';
 import { errorForReply } from '../data/error-reply.js';
 import { dataPlaneLogSerializers, redactedError } from '../protocol/log-redaction.js';
+import { serveMetrics } from '../data/metrics.js';
+import { consumerMetricsFor } from '../consumer/consumer-metrics.js';
 import { S2SPError } from '../errors.js';
-import { resourceUrlOf } from '../protocol/data-path.js';
+import { METRICS_PATH, resourceUrlOf } from '../protocol/data-path.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
 import { JSON_CONTENT_TYPE } from '../protocol/media-types.js';
 import {
@@ -112,6 +115,12 @@ export interface S2SPServerOptions {
   consumer?: ResolveOptions;
   /** fastify logger options (default: off). With stdio, log to stderr, never stdout. */
   logger?: FastifyServerOptions['logger'];
+  /**
+   * A prom-client Registry for this server's metrics (data plane, store,
+   * consumer fetches), served as Prometheus text at `GET /metrics` on the
+   * HTTP server. Default: none, no metrics (the CLI turns them on).
+   */
+  registry?: Registry;
 }
 
 /** Options of {@link S2SPServer.listen} and {@link S2SPServer.mount}. */
@@ -181,7 +190,10 @@ export class S2SPServer {
   consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerBatchToolHandler, options: { batches: true }): this;
   consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler, options?: { batches?: false }): this;
   consumerTool(name: string, config: ConsumerToolConfig, handler: ConsumerToolHandler | ConsumerBatchToolHandler, options: { batches?: boolean } = {}): this {
-    const consumer = { ...this.#options.consumer, onToolError: this.#toolErrorLog };
+    const { registry } = this.#options;
+    // Registered now, so a scrape shows the consumer's counters (at zero) before its first fetch.
+    if (registry !== undefined) consumerMetricsFor(registry).catch(() => {}); // a failure shows at the first fetch
+    const consumer = { ...this.#options.consumer, onToolError: this.#toolErrorLog, ...(registry === undefined ? {} : { registry }) };
     return this.configure((mcp) =>
       options.batches === true
         ? registerConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, { ...consumer, batches: true })
@@ -231,16 +243,20 @@ export class S2SPServer {
     this.#mounted = true;
     const host = this.#options.host ?? '127.0.0.1';
     const app = (this.#app ??= this.#newApp());
+    const { registry } = this.#options;
     if (this.#store !== undefined) {
       const plane = createDataPlane({
         store: this.#store,
         publicUrl: this.#options.publicUrl,
         bodyLimit: this.#options.requestBodyLimit,
         workers: this.#options.workers,
+        // Served below, once, whether or not this server has a data plane.
+        ...(registry === undefined ? {} : { registry, metricsPath: false as const }),
       });
       await app.register(plane.plugin, { prefix: this.#options.prefix ?? '' });
       this.#plane = plane;
     }
+    if (registry !== undefined) serveMetrics(app, registry, METRICS_PATH);
     if (options.mcpPath !== undefined) {
       await app.register(mcpHttpPlugin, {
         path: options.mcpPath,

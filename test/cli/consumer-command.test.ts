@@ -15,7 +15,7 @@ async function summarize(t: TestContext, rows: Record<string, unknown>[], abstra
   resource.resourceTool('rows', { description: 'rows' }, () => rows);
   await resource.listen();
   const resourceClient = await connectInMemory(resource, t);
-  const consumer = createConsumerServer({ transport: 'stdio', host: '127.0.0.1', allowOrigins: [] });
+  const consumer = await createConsumerServer({ transport: 'stdio', host: '127.0.0.1', allowOrigins: [] });
   const consumerClient = await connectInMemory(consumer, t);
   const read = (await resourceClient.callTool({ name: 'rows', arguments: { abstract_domains: 'name' } })) as CallToolResult;
   const { resource_url } = JSON.parse((read.content[0] as { text: string }).text);

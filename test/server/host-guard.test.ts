@@ -124,7 +124,7 @@ test('publicUrl adds its host and origin', async (t) => {
 });
 
 test('the consumer server (s2sp consumer) guards /mcp the same way, and takes the CLI lists', async (t) => {
-  const server = createConsumerServer({ transport: 'http', host: '127.0.0.1', port: 0, allowOrigins: [], mcpAllowedHosts: ['agent.example.test'] });
+  const server = await createConsumerServer({ transport: 'http', host: '127.0.0.1', port: 0, allowOrigins: [], mcpAllowedHosts: ['agent.example.test'] });
   await server.listen({ mcpPath: '/mcp' });
   t.after(() => server.close());
   const port = (server.http!.server.address() as AddressInfo).port;

@@ -43,7 +43,7 @@ async function readSync(t: TestContext, dispatcher: S2SPDispatcher) {
 test('sync mode over HTTP: read_table(mode="sync") then summarize_rows(body_data) on earthquakes, through the dispatcher', async (t) => {
   const dispatcher = new S2SPDispatcher();
   const envelope = await readSync(t, dispatcher);
-  const consumer = await httpClient(t, createConsumerServer({ transport: 'http', port: 0, allowOrigins: [] }), dispatcher);
+  const consumer = await httpClient(t, await createConsumerServer({ transport: 'http', port: 0, allowOrigins: [] }), dispatcher);
   const chosen = envelope.abstract.filter((row) => row.mag >= 4);
   assert.ok(chosen.length > 0);
   const result = await consumer.callTool({
@@ -60,7 +60,7 @@ test('sync mode over HTTP: read_table(mode="sync") then summarize_rows(body_data
 test('over the MCP body limit, the client gets a JSON-RPC error naming the limit, and the handle stays spendable', async (t) => {
   const dispatcher = new S2SPDispatcher();
   const envelope = await readSync(t, dispatcher);
-  const small = createConsumerServer({ transport: 'http', port: 0, allowOrigins: [], mcpBodyLimit: 100_000 });
+  const small = await createConsumerServer({ transport: 'http', port: 0, allowOrigins: [], mcpBodyLimit: 100_000 });
   const consumer = await httpClient(t, small, dispatcher);
   const args = { abstract_data: JSON.stringify(envelope.abstract.slice(0, 3)), resource_url: envelope.resource_url };
   const error = await consumer.callTool({ name: SUMMARIZE_TOOL, arguments: args }).then(

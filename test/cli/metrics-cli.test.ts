@@ -1,0 +1,55 @@
+/**
+ * The CLI's metrics: on by default in `s2sp serve` (at /metrics beside the
+ * data plane) and in `s2sp consumer` (which over stdio listens for /metrics
+ * alone, and says where); `--no-metrics` turns them off.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import type { Stream } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { scrape, valueOf } from '../support/prometheus-text.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+/** Resolves with the first match of `pattern` in what `stream` prints. */
+function firstMatch(stream: Stream, pattern: RegExp, label: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    stream.on('data', (d) => {
+      text += d;
+      const match = pattern.exec(text);
+      if (match) resolve(match[1]);
+    });
+    stream.on('end', () => reject(new Error(`${label} ended without ${pattern}: ${text}`)));
+  });
+}
+
+test('cli metrics: serve over HTTP answers /metrics; --no-metrics does not', { timeout: 60_000 }, async (t) => {
+  for (const [flags, on] of [[[], true], [['--no-metrics'], false]] as const) {
+    const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
+    t.after(() => child.kill());
+    const base = await firstMatch(child.stderr, /MCP at (http:\/\/\S+)\/mcp/, 'serve');
+    if (on) {
+      const samples = await scrape(`${base}/metrics`);
+      assert.equal(valueOf(samples, 's2sp_tokens_minted_total'), 0);
+      assert.equal(valueOf(samples, 's2sp_store_up'), 1);
+    } else {
+      assert.equal((await fetch(`${base}/metrics`)).status, 404);
+    }
+    child.kill();
+  }
+});
+
+test('cli metrics: a consumer over stdio listens for /metrics and logs where', { timeout: 60_000 }, async (t) => {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'consumer'], stderr: 'pipe' });
+  const where = firstMatch(transport.stderr!, /metrics at (http:\/\/\S+\/metrics)/, 'consumer');
+  const client = new Client({ name: 'cli-metrics-test', version: '0' });
+  await client.connect(transport);
+  t.after(() => client.close());
+  assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name), ['summarize_rows']);
+  const text = await (await fetch(await where)).text();
+  assert.match(text, /^# TYPE s2sp_consumer_fetch_failures_total counter$/m);
+});
