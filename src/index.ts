@@ -25,7 +25,7 @@ export {
   type ConsumerToolHandler,
   type ConsumerToolOptions,
 } from './control/consumer-tool.js';
-export { DEFAULT_ABSTRACT_ROW_LIMIT, type Envelope } from './control/envelope.js';
+export { DEFAULT_ABSTRACT_ROW_LIMIT, type AnyEnvelope, type ColumnsEnvelope, type Envelope } from './control/envelope.js';
 export { AbstractFormat, ABSTRACT_FORMATS } from './protocol/abstract-format.js';
 export { ERROR_CODE_META_KEY, type ToolErrorLog } from './control/tool-results.js';
 export { mcpHttpPlugin, DEFAULT_MCP_BODY_LIMIT, type McpHttpOptions } from './server/mcp-http-plugin.js';

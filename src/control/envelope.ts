@@ -13,22 +13,35 @@ import { projectColumns } from '../table/select.js';
 /** Default cap on abstract rows per envelope (SPEC 2.4). */
 export const DEFAULT_ABSTRACT_ROW_LIMIT = 1000;
 
-/** The envelope as sent on the control plane. */
-export interface Envelope {
+/** What every envelope holds, whatever the layout of its abstract. */
+interface EnvelopeFields {
   total_rows: number;
   columns: string[];
   abstract_domains: string[];
   body_domains: string[];
-  /** Present only for a layout other than the default `rows` (SPEC 2.4). */
-  abstract_format?: AbstractFormat;
-  /** `rows`: one object per row; `columns`: a header array, then one value array per row. */
-  abstract: Row[] | unknown[][];
   abstract_truncated?: true;
   resource_url?: string;
   /** When `resource_url` stops working, ISO 8601 (async only). */
   expires_at?: string;
   body?: Row[];
 }
+
+/** The envelope as sent on the control plane, in the default `rows` layout (the reference's). */
+export interface Envelope extends EnvelopeFields {
+  abstract_format?: undefined;
+  /** One object per row, `_row_id` first. */
+  abstract: Row[];
+}
+
+/** An envelope asked for with `abstract_format: "columns"` (SPEC 2.4). */
+export interface ColumnsEnvelope extends EnvelopeFields {
+  abstract_format: typeof AbstractFormat.columns;
+  /** A header array of column names (`_row_id` first), then one value array per row. */
+  abstract: unknown[][];
+}
+
+/** An envelope in either layout, told apart by `abstract_format`. */
+export type AnyEnvelope = Envelope | ColumnsEnvelope;
 
 /** Where the body goes: cached behind a URL until `expiresAt` (epoch ms; async) or inline (sync). */
 export type BodyPlacement = { mode: 'async'; resourceUrl: string; expiresAt: number } | { mode: 'sync' };
@@ -51,22 +64,19 @@ export function buildEnvelope(
   placement: BodyPlacement,
   abstractRowLimit = DEFAULT_ABSTRACT_ROW_LIMIT,
   format: AbstractFormat = AbstractFormat.rows,
-): Envelope {
+): AnyEnvelope {
   const columns = dataColumns(table);
   const abstractSet = new Set(domains);
   const bodyDomains = columns.filter((c) => !abstractSet.has(c));
   const truncated = table.numRows > abstractRowLimit;
   const head = truncated ? table.slice(0, abstractRowLimit) : table;
   const abstractRows = rowsFromTable(projectColumns(head, domains));
-  const envelope: Envelope = {
-    total_rows: table.numRows,
-    columns,
-    abstract_domains: [...domains],
-    body_domains: bodyDomains,
-    // Only a non-default layout is named, so the default envelope stays the reference's byte for byte.
-    ...(format === AbstractFormat.columns ? { abstract_format: format } : {}),
-    abstract: format === AbstractFormat.columns ? columnsLayout([ROW_ID, ...domains], abstractRows) : abstractRows,
-  };
+  const fields: EnvelopeFields = { total_rows: table.numRows, columns, abstract_domains: [...domains], body_domains: bodyDomains };
+  // Only a non-default layout is named, so the default envelope stays the reference's byte for byte.
+  const envelope: AnyEnvelope =
+    format === AbstractFormat.columns
+      ? { ...fields, abstract_format: format, abstract: columnsLayout([ROW_ID, ...domains], abstractRows) }
+      : { ...fields, abstract: abstractRows };
   if (truncated) envelope.abstract_truncated = true;
   if (placement.mode === 'async') {
     envelope.resource_url = placement.resourceUrl;
@@ -88,7 +98,7 @@ export function buildEnvelope(
  * @param envelope what {@link buildEnvelope} made of `table`
  * @param table the body table it was built from
  */
-export function envelopeText(envelope: Envelope, table: Table): string {
+export function envelopeText(envelope: AnyEnvelope, table: Table): string {
   const parts: string[] = [];
   for (const [key, value] of Object.entries(envelope)) {
     if (value === undefined) continue;

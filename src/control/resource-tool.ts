@@ -19,7 +19,7 @@ import { bodyTableOf } from '../table/body-table.js';
 import { stringifyJsonExact } from '../table/exact-json.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
-import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, envelopeText, rowsText, type Envelope } from './envelope.js';
+import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, envelopeText, rowsText, type AnyEnvelope } from './envelope.js';
 import { RESOURCE_TOOL_OUTPUT_SCHEMA } from './envelope-schema.js';
 import { toolFailureResult, type ToolErrorLog } from './tool-results.js';
 import { ZOD_FLAVOURS, flavourOf, type ZodFlavour } from './zod-flavour.js';
@@ -174,7 +174,7 @@ interface AbstractShape {
   format: AbstractFormat | undefined;
 }
 
-function syncEnvelope(table: Table, shape: AbstractShape): Envelope {
+function syncEnvelope(table: Table, shape: AbstractShape): AnyEnvelope {
   return buildEnvelope(table, shape.domains, { mode: 'sync' }, shape.limit, shape.format);
 }
 
@@ -185,7 +185,7 @@ function syncEnvelope(table: Table, shape: AbstractShape): Envelope {
  * envelope as JSON values (parsed from that text, so it never holds a bigint
  * and reads like the text).
  */
-function envelopeResult(table: Table, envelope: Envelope): CallToolResult {
+function envelopeResult(table: Table, envelope: AnyEnvelope): CallToolResult {
   const text = envelopeText(envelope, table);
   return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
 }

@@ -53,5 +53,5 @@ test('consumer metrics: fetches and bytes by answered format, failures by code',
   assert.equal(valueOf(samples, 's2sp_consumer_fetch_failures_total', { code: 'S2SP_ERR_CONSUMER_ARG_INVALID' }), 1);
   let fetches = 0;
   for (const [key, value] of samples) if (key.startsWith('s2sp_consumer_fetches_total')) fetches += value;
-  assert.equal(fetches, 4);
+  assert.equal(fetches, fetched.length);
 });
