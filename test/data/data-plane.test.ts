@@ -1,7 +1,8 @@
-import { test, type TestContext } from 'node:test';
+import { mock, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import http from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { MemoryStore } from '../../src/cache/memory-store.js';
@@ -9,6 +10,7 @@ import { mintToken } from '../../src/protocol/token.js';
 import type { BodyStore } from '../../src/cache/body-store.js';
 import { isS2SPError } from '../../src/errors.js';
 import { expectConsumed } from '../support/expect-consumed.js';
+import { watchLeases } from '../support/lease-watch.js';
 import { waitUntilIdle } from '../support/wait-until-idle.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 
@@ -152,8 +154,16 @@ const ERROR_CASES: ErrorCase[] = [
     status: 404,
     code: NOT_FOUND,
     send: async (s) => {
-      const other = await s.mint(QUAKES, 20);
-      await sleep(60);
+      // Minted on node:test's fake setTimeout and Date, which then jump past its TTL: the store's
+      // expiry timer fires exactly then, however loaded the machine. The request runs on real ones.
+      mock.timers.enable({ apis: ['Date', 'setTimeout'] });
+      let other: string;
+      try {
+        other = await s.mint(QUAKES, 20);
+        mock.timers.tick(20);
+      } finally {
+        mock.timers.reset();
+      }
       return s.post(other, {});
     },
   },
@@ -484,15 +494,21 @@ test('real HTTP: concurrent fetches of one token: exactly one complete transfer'
   await expectConsumed(url);
 });
 
-test('regression: a client gone before the lease is taken does not leave the token stuck in flight', async (t) => {
+test('regression: a client gone before the lease is taken does not leave the token stuck in flight', { timeout: 10_000 }, async (t) => {
   // An async preHandler (an embedding app's auth hook) lets the socket close
   // before the route handler leases the token and listens for 'close'.
   let clientGone: () => void = () => {};
   const gone = new Promise<void>((resolve) => (clientGone = resolve));
+  let inHook: (socket: Socket) => void = () => {};
+  const held = new Promise<Socket>((resolve) => (inHook = resolve));
+  const store = watchLeases(new MemoryStore());
   const s = await setup(t, {
+    store,
     beforeRegister: (app) => {
       app.addHook('preHandler', async (request) => {
-        if (request.headers['x-slow'] === '1') await gone;
+        if (request.headers['x-slow'] !== '1') return;
+        inHook(request.raw.socket);
+        await gone;
       });
     },
   });
@@ -501,12 +517,13 @@ test('regression: a client gone before the lease is taken does not leave the tok
   const req = http.request(`${base}/s2sp/data/${token}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-slow': '1' } });
   req.on('error', () => {});
   req.end('{}');
-  await sleep(50);
+  const socket = await held; // the request waits in the hook
+  const closed = once(socket, 'close');
   req.destroy();
-  await sleep(50);
+  await closed; // the server saw the client go, before any lease
   clientGone();
-  await sleep(50);
-  await waitUntilIdle(s.store, token);
+  // The handler leases the token and must let it go (a stuck lease never settles: the test times out).
+  assert.deepEqual(await store.settled(token), ['release']);
   const res = await fetch(`${base}/s2sp/data/${token}`, { method: 'POST' });
   assert.equal(res.status, 200);
   assert.deepEqual((await jsonOf(res)).body, FULL_BODY);
