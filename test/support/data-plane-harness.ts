@@ -139,6 +139,8 @@ export function encodeTaskInline(task: EncodeTask): Uint8Array {
 export interface SpyPool extends EncoderPool {
   /** run() calls so far. */
   calls: number;
+  /** run() calls that have resolved or rejected. */
+  settled: number;
   /** run() call number (1-based) that rejects; reset to undefined to heal. */
   failOnCall: number | undefined;
   closed: boolean;
@@ -155,25 +157,33 @@ export function createSpyPool(
     failAfter?: () => Promise<void>;
     delegate?: EncoderPool;
     onRun?: (call: number) => void;
+    /** Told after each run() resolved or rejected (`settled` already counts it). */
+    onSettle?: () => void;
   } = {},
 ): SpyPool {
   const pool: SpyPool = {
     threads,
     calls: 0,
+    settled: 0,
     failOnCall: options.failOnCall,
     closed: false,
     results: new WeakSet(),
     async run(task) {
       const call = ++pool.calls;
       options.onRun?.(call);
-      await nextTurn();
-      if (pool.failOnCall !== undefined && call === pool.failOnCall) {
-        await options.failAfter?.();
-        throw new Error(`simulated worker crash on call ${call}`);
+      try {
+        await nextTurn();
+        if (pool.failOnCall !== undefined && call === pool.failOnCall) {
+          await options.failAfter?.();
+          throw new Error(`simulated worker crash on call ${call}`);
+        }
+        const bytes = options.delegate ? await options.delegate.run(task) : encodeTaskInline(task);
+        pool.results.add(bytes);
+        return bytes;
+      } finally {
+        pool.settled++;
+        options.onSettle?.();
       }
-      const bytes = options.delegate ? await options.delegate.run(task) : encodeTaskInline(task);
-      pool.results.add(bytes);
-      return bytes;
     },
     async close() {
       pool.closed = true;
