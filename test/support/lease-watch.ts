@@ -19,6 +19,8 @@ export interface LeaseWatch {
    * store has settled it: the token is then free again (or consumed).
    */
   settled(token: string, count?: number): Promise<Settlement[]>;
+  /** Resolves once leases on `token` were renewed `count` times, successfully (counting earlier ones). */
+  renewed(token: string, count: number): Promise<void>;
 }
 
 /**
@@ -27,6 +29,7 @@ export interface LeaseWatch {
  */
 export function watchLeases<S extends BodyStore>(store: S): S & LeaseWatch {
   const ended = new Map<string, Settlement[]>();
+  const renewals = new Map<string, number>();
   const events = new EventEmitter();
   const record = (token: string, how: Settlement) => {
     ended.set(token, [...(ended.get(token) ?? []), how]);
@@ -44,7 +47,14 @@ export function watchLeases<S extends BodyStore>(store: S): S & LeaseWatch {
     return {
       body: taken.body,
       timeoutMs: taken.timeoutMs,
-      renew: () => taken.renew(),
+      renew: async () => {
+        const held = await taken.renew();
+        if (held) {
+          renewals.set(token, (renewals.get(token) ?? 0) + 1);
+          events.emit('renewed', token);
+        }
+        return held;
+      },
       commit: () => end('commit'),
       release: () => end('release'),
     };
@@ -53,10 +63,14 @@ export function watchLeases<S extends BodyStore>(store: S): S & LeaseWatch {
     while ((ended.get(token)?.length ?? 0) < count) await once(events, 'settled');
     return ended.get(token)!.slice(0, count);
   };
+  const renewed = async (token: string, count: number): Promise<void> => {
+    while ((renewals.get(token) ?? 0) < count) await once(events, 'renewed');
+  };
   return new Proxy(store, {
     get(target, property) {
       if (property === 'lease') return lease;
       if (property === 'settled') return settled;
+      if (property === 'renewed') return renewed;
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
