@@ -38,11 +38,15 @@ function fakeClock(t: TestContext): { tick(ms: number): void } {
   return t.mock.timers;
 }
 
-storeContract('MemoryStore', async (t, options = {}) => {
-  const store = new MemoryStore(options);
-  t.after(() => store.close());
-  return store;
-});
+storeContract(
+  'MemoryStore',
+  async (t, options = {}) => {
+    const store = new MemoryStore(options);
+    t.after(() => store.close());
+    return store;
+  },
+  { clock: 'fake' },
+);
 
 async function assertRejectsCode(promise: Promise<unknown>, code: string): Promise<void> {
   await assert.rejects(promise, { code });
