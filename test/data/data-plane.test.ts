@@ -10,7 +10,7 @@ import { mintToken } from '../../src/protocol/token.js';
 import type { BodyStore } from '../../src/cache/body-store.js';
 import { isS2SPError } from '../../src/errors.js';
 import { expectConsumed } from '../support/expect-consumed.js';
-import { watchLeases } from '../support/lease-watch.js';
+import { watchLeases, type WatchedStore } from '../support/lease-watch.js';
 import { waitUntilIdle } from '../support/wait-until-idle.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 
@@ -30,17 +30,18 @@ const FULL_BODY = QUAKES.map((row, i) => Object.fromEntries(COLUMNS.map((c) => [
 
 interface Setup {
   app: FastifyInstance;
-  store: BodyStore;
+  /** The store given (or a MemoryStore), with its leases watched. */
+  store: WatchedStore;
   mint(rows?: Row[], ttlMs?: number): Promise<string>;
   post(token: string, payload?: string | object, headers?: Record<string, string>): Promise<Response>;
 }
 
-/** A fastify app with the data plane over a MemoryStore, both closed after the test. */
+/** A fastify app with the data plane over a MemoryStore (or the store given), watched, both closed after the test. */
 async function setup(
   t: TestContext,
   options: { bodyLimit?: number; store?: BodyStore; logLines?: string[]; beforeRegister?: (app: FastifyInstance) => void } = {},
 ): Promise<Setup> {
-  const store = options.store ?? new MemoryStore();
+  const store = watchLeases(options.store ?? new MemoryStore());
   const lines = options.logLines;
   const app = Fastify({ logger: lines ? { level: 'trace', stream: { write: (line: string) => void lines.push(line) } } : false });
   options.beforeRegister?.(app);
@@ -402,7 +403,7 @@ test('real HTTP: fetch, 404 after consumption, 405 for GET, health', async (t) =
   assert.equal(ok.status, 200);
   assert.deepEqual(await jsonOf(ok), { body: FULL_BODY, total_rows: 5, columns_returned: COLUMNS });
 
-  await expectConsumed(url);
+  await expectConsumed(url, s.store);
   const again = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   assert.equal((await jsonOf(again)).error.code, NOT_FOUND);
 
@@ -491,7 +492,7 @@ test('real HTTP: concurrent fetches of one token: exactly one complete transfer'
     assert.ok(r.status === 409 || r.status === 404, `status ${r.status}`);
     assert.equal(docs[i].error.code, expected);
   });
-  await expectConsumed(url);
+  await expectConsumed(url, s.store);
 });
 
 test('regression: a client gone before the lease is taken does not leave the token stuck in flight', { timeout: 10_000 }, async (t) => {
@@ -501,9 +502,7 @@ test('regression: a client gone before the lease is taken does not leave the tok
   const gone = new Promise<void>((resolve) => (clientGone = resolve));
   let inHook: (socket: Socket) => void = () => {};
   const held = new Promise<Socket>((resolve) => (inHook = resolve));
-  const store = watchLeases(new MemoryStore());
   const s = await setup(t, {
-    store,
     beforeRegister: (app) => {
       app.addHook('preHandler', async (request) => {
         if (request.headers['x-slow'] !== '1') return;
@@ -523,7 +522,7 @@ test('regression: a client gone before the lease is taken does not leave the tok
   await closed; // the server saw the client go, before any lease
   clientGone();
   // The handler leases the token and must let it go (a stuck lease never settles: the test times out).
-  assert.deepEqual(await store.settled(token), ['release']);
+  assert.deepEqual(await s.store.settled(token), ['release']);
   const res = await fetch(`${base}/s2sp/data/${token}`, { method: 'POST' });
   assert.equal(res.status, 200);
   assert.deepEqual((await jsonOf(res)).body, FULL_BODY);

@@ -14,7 +14,6 @@ import { ARROW, startPlane } from '../support/data-plane-harness.js';
 import { redisSkipReason, startRedisServer } from '../support/redis-server.js';
 import { takeRedisDown } from '../support/redis-outage.js';
 import { eventually } from '../support/store-contract.js';
-import { watchLeases } from '../support/lease-watch.js';
 
 const big = tableFromRows(Array.from({ length: 400_000 }, (_, i) => ({ id: i, label: `a label for row ${i}`, x: i / 7 })));
 
@@ -48,8 +47,8 @@ function heldFetch(url: string): { answered: Promise<void>; read(): Promise<{ st
 }
 
 test('a transfer slower than the lease timeout keeps its lease (renewed), completes once, then 404', { timeout: 30_000 }, async (t) => {
-  const store = watchLeases(new MemoryStore({ leaseTimeoutMs: 150 }));
-  const plane = await startPlane(t, { store, workers: 0 });
+  const plane = await startPlane(t, { store: new MemoryStore({ leaseTimeoutMs: 150 }), workers: 0 });
+  const { store } = plane; // watched by the harness
   const { token } = await store.put(big);
   const bodyBytes = (await store.stats()).bytes;
   // ~10 MB the client does not read yet: more than the socket buffers take, so the transfer stays open.
@@ -76,8 +75,8 @@ test('a lease lost to another transfer cuts this one: never two complete transfe
   // The store's timers are node:test's fake setTimeout: its lease timeout passes exactly at tick(),
   // not at a moment a poll has to catch. (The plane's own renewals run on setInterval, still real.)
   t.mock.timers.enable({ apis: ['setTimeout'] });
-  const store = watchLeases(new MemoryStore({ leaseTimeoutMs: 100 }));
-  const plane = await startPlane(t, { store, workers: 0 });
+  const plane = await startPlane(t, { store: new MemoryStore({ leaseTimeoutMs: 100 }), workers: 0 });
+  const { store } = plane; // watched by the harness
   const { token } = await store.put(big);
   // The store's own lease, never renewed, stands for a transfer on a replica that died.
   const dead = await store.lease(token);

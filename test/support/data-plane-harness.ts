@@ -21,6 +21,7 @@ import { projectColumns } from '../../src/table/select.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import type { EncodeTask } from '../../src/worker/encode-task.js';
 import type { EncoderPool } from '../../src/worker/encoder-pool.js';
+import { watchLeases, type WatchedStore } from './lease-watch.js';
 
 /** The Arrow stream media type, and the LZ4 variant. */
 export const ARROW = 'application/vnd.apache.arrow.stream';
@@ -29,7 +30,8 @@ export const ARROW_LZ4 = `${ARROW}; codecs="lz4"`;
 /** A data plane listening on 127.0.0.1. */
 export interface Plane {
   app: FastifyInstance;
-  store: BodyStore;
+  /** The store given (or a MemoryStore), with its leases watched. */
+  store: WatchedStore;
   base: string;
   /** Caches rows; returns the token. */
   mint(rows: readonly Record<string, unknown>[]): Promise<string>;
@@ -37,13 +39,13 @@ export interface Plane {
   post(token: string, request?: object | string, headers?: Record<string, string>, onFirstBytes?: () => void): Promise<RawResponse>;
 }
 
-/** Starts a data plane (over `store`, default a fresh MemoryStore); app and store close after the test. */
+/** Starts a data plane (over `store`, default a fresh MemoryStore, watched); app and store close after the test. */
 export async function startPlane(
   t: TestContext,
   options: Omit<DataPlaneOptions, 'store'> & { store?: BodyStore; beforeRegister?: (app: FastifyInstance) => void } = {},
 ): Promise<Plane> {
   const { beforeRegister, store: given, ...pluginOptions } = options;
-  const store = given ?? new MemoryStore();
+  const store = watchLeases(given ?? new MemoryStore());
   const app = Fastify({ logger: false });
   beforeRegister?.(app);
   await app.register(s2spDataPlane, { ...pluginOptions, store });
