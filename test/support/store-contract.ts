@@ -62,11 +62,28 @@ export function storeContract(
 ): void {
   const table = sampleTable();
   const tableBytes = bodyBytesOf(table);
-  /** Call before makeStore (the store's timers must be the fake ones); returns how to make `ms` pass. */
-  const timeFor = (t: TestContext): ((ms: number) => Promise<void>) => {
-    if (clock === 'real') return (ms) => sleep(ms);
+  /**
+   * Call before makeStore (the store's timers must be the fake ones). `pass`
+   * makes `ms` of the store's time pass; `after` waits for `check` to hold
+   * once `ms` passed: on fake timers it moves them and checks once, on real
+   * time it polls `check` (Redis expires keys on its own clock, and no event
+   * of that reaches the test).
+   */
+  const timeFor = (t: TestContext) => {
+    if (clock === 'real') {
+      return {
+        pass: (ms: number) => sleep(ms),
+        after: (_ms: number, check: () => Promise<boolean>, what: string) => eventually(check, 5000, what),
+      };
+    }
     t.mock.timers.enable({ apis: ['Date', 'setTimeout'] });
-    return async (ms) => t.mock.timers.tick(ms);
+    return {
+      pass: async (ms: number) => t.mock.timers.tick(ms),
+      after: async (ms: number, check: () => Promise<boolean>, what: string) => {
+        t.mock.timers.tick(ms);
+        assert.ok(await check(), `${what}, after ${ms} ms`);
+      },
+    };
   };
 
   test(`${name}: tokens are 43 chars of base64url and unique`, { skip }, async (t) => {
@@ -149,14 +166,15 @@ export function storeContract(
   });
 
   test(`${name}: TTL expiry removes the token and frees its bytes`, { skip }, async (t) => {
+    const { after } = timeFor(t);
     const store = await makeStore(t, { ttlMs: 60_000 });
     const short = await store.put(table, { ttlMs: 150 });
     const long = await store.put(sampleTable(1));
     assert.equal((await store.stats()).bytes, tableBytes + bodyBytesOf(sampleTable(1)));
-    await eventually(async () => !(await store.has(short.token)), 5000, 'expiry');
+    await after(150, async () => !(await store.has(short.token)), 'expiry');
     assert.equal(await codeOf(store.lease(short.token)), 'S2SP_ERR_TOKEN_NOT_FOUND');
     assert.equal(await store.has(long.token), true);
-    await eventually(async () => (await store.stats()).bytes === bodyBytesOf(sampleTable(1)), 5000, 'bytes freed');
+    await after(0, async () => (await store.stats()).bytes === bodyBytesOf(sampleTable(1)), 'bytes freed');
     assert.equal((await store.stats()).entries, 1);
   });
 
@@ -290,13 +308,14 @@ export function storeContract(
   });
 
   test(`${name}: a lease neither renewed nor settled ends after the lease timeout`, { skip }, async (t) => {
+    const { after } = timeFor(t);
     const store = await makeStore(t, { leaseTimeoutMs: 200 });
     const { token } = await store.put(table);
     const stale = await store.lease(token);
     assert.equal(stale.timeoutMs, 200);
     assert.equal(await codeOf(store.lease(token)), 'S2SP_ERR_TOKEN_IN_FLIGHT');
     let next: Awaited<ReturnType<BodyStore['lease']>> | undefined;
-    await eventually(async () => {
+    await after(200, async () => {
       try {
         next = await store.lease(token);
         return true;
@@ -304,7 +323,7 @@ export function storeContract(
         assert.equal((error as { code?: string }).code, 'S2SP_ERR_TOKEN_IN_FLIGHT');
         return false;
       }
-    }, 5000, 'the lease timed out');
+    }, 'the lease timed out');
     assert.equal(await stale.renew(), false, 'a timed-out lease that another transfer took is lost');
     await stale.commit(); // the stale holder must not consume what the new one holds
     assert.equal(await store.has(token), true);
@@ -313,7 +332,7 @@ export function storeContract(
   });
 
   test(`${name}: renew keeps a lease past its timeout`, { skip }, async (t) => {
-    const pass = timeFor(t);
+    const { pass } = timeFor(t);
     const store = await makeStore(t, { leaseTimeoutMs: 200 });
     const { token } = await store.put(table);
     const lease = await store.lease(token);
@@ -328,7 +347,7 @@ export function storeContract(
   });
 
   test(`${name}: a commit after the lease timed out still consumes when nobody took the token`, { skip }, async (t) => {
-    const pass = timeFor(t);
+    const { pass } = timeFor(t);
     const store = await makeStore(t, { leaseTimeoutMs: 100 });
     const { token } = await store.put(table);
     const lease = await store.lease(token);
