@@ -1,7 +1,6 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryStore, type EvictReason, type MemoryStoreOptions } from '../../src/cache/memory-store.js';
 import { sharedIpcFromTable } from '../../src/ipc/shared-body.js';
 import { mintToken, redactToken, redactTokensInUrl } from '../../src/protocol/token.js';
@@ -28,11 +27,26 @@ function storeFor(t: { after(fn: () => Promise<void>): void }, options: MemorySt
   return { store, evicted };
 }
 
-storeContract('MemoryStore', async (t, options = {}) => {
-  const store = new MemoryStore(options);
-  t.after(() => store.close());
-  return store;
-});
+/**
+ * Fake setTimeout and Date for one test (node:test restores both after it):
+ * time moves only by `tick(ms)`, which runs the timers due, so TTL and lease
+ * timeouts are reached exactly, however loaded the machine. Enable it before
+ * the store is made: the store's timers must be fake ones.
+ */
+function fakeClock(t: TestContext): { tick(ms: number): void } {
+  t.mock.timers.enable({ apis: ['Date', 'setTimeout'] });
+  return t.mock.timers;
+}
+
+storeContract(
+  'MemoryStore',
+  async (t, options = {}) => {
+    const store = new MemoryStore(options);
+    t.after(() => store.close());
+    return store;
+  },
+  { clock: 'fake' },
+);
 
 async function assertRejectsCode(promise: Promise<unknown>, code: string): Promise<void> {
   await assert.rejects(promise, { code });
@@ -54,10 +68,14 @@ test('lease gives the body; commit deletes the entry', async (t) => {
 });
 
 test('TTL expiry removes the entry and frees its bytes', async (t) => {
+  const clock = fakeClock(t);
   const { store, evicted } = storeFor(t, { ttlMs: 30 });
   const { token } = await store.put(table);
+  clock.tick(29);
+  assert.equal(await store.has(token), true, 'live until its TTL');
   assert.equal((await store.stats()).bytes, tableBytes);
-  await sleep(80);
+  assert.deepEqual(evicted, []);
+  clock.tick(1);
   assert.equal(await store.has(token), false);
   assert.deepEqual(counts(await store.stats()), { entries: 0, bytes: 0, maxBytes: 1024 ** 3 });
   assert.deepEqual(evicted, ['expired']);
@@ -66,13 +84,15 @@ test('TTL expiry removes the entry and frees its bytes', async (t) => {
 
 for (const settle of ['commit', 'release'] as const) {
   test(`expiry while leased removes the entry when the lease ends (${settle})`, async (t) => {
+    const clock = fakeClock(t);
     const { store, evicted } = storeFor(t, { ttlMs: 30 });
     const { token } = await store.put(table);
     const lease = await store.lease(token);
-    await sleep(80);
+    clock.tick(30);
     assert.equal(await store.has(token), false, 'expired, even while in flight');
     await assertRejectsCode(store.lease(token), 'S2SP_ERR_TOKEN_NOT_FOUND');
     assert.equal((await store.stats()).entries, 1, 'the in-flight transfer still holds the body');
+    assert.deepEqual(evicted, []);
     assert.equal(lease.body.table.numRows, 100);
     await lease[settle]();
     assert.deepEqual(counts(await store.stats()), { entries: 0, bytes: 0, maxBytes: 1024 ** 3 });
@@ -80,13 +100,22 @@ for (const settle of ['commit', 'release'] as const) {
   });
 }
 
-test('regression: a TTL over 2^31-1 ms does not expire at once', async (t) => {
-  // setTimeout fires after 1 ms when the delay is over 2^31-1 ms.
-  const { store } = storeFor(t, { ttlMs: 30 * 24 * 3600 * 1000 });
+test('regression: a TTL over 2^31-1 ms does not expire at once, and still expires at its time', async (t) => {
+  // setTimeout fires after 1 ms when the delay is over 2^31-1 ms; node:test's fake one does the same.
+  const clock = fakeClock(t);
+  const ttlMs = 30 * 24 * 3600 * 1000;
+  const { store, evicted } = storeFor(t, { ttlMs });
   const { token } = await store.put(table);
-  await sleep(30);
+  clock.tick(30);
   assert.equal(await store.has(token), true);
   assert.equal((await store.stats()).entries, 1);
+  clock.tick(2 ** 31); // past the capped first timer, which armed another for the rest
+  assert.equal(await store.has(token), true);
+  assert.deepEqual(evicted, []);
+  clock.tick(ttlMs - 30 - 2 ** 31);
+  assert.equal(await store.has(token), false);
+  assert.equal((await store.stats()).entries, 0);
+  assert.deepEqual(evicted, ['expired']);
 });
 
 test('singleUse: false keeps the entry after commit', async (t) => {
@@ -133,13 +162,16 @@ test('the same Table put again is not encoded again: both tokens map one shared 
 });
 
 test('a body whose tokens went while a timed-out lease still streams it is not handed to the next body', async (t) => {
-  // The default TTL, so a slow machine cannot expire the token before the first lease.
+  const clock = fakeClock(t);
   const { store } = storeFor(t, { leaseTimeoutMs: 20 });
   const { token } = await store.put(table);
   const stale = await store.lease(token);
   const before = rowsFromTable(stale.body.table);
-  await sleep(60); // at least the lease timeout (a floor, not a race: any later wake-up is as good)
-  assert.equal(await store.delete(token), true, 'the timed-out lease no longer holds the token');
+  clock.tick(19);
+  await assertRejectsCode(store.lease(token), 'S2SP_ERR_TOKEN_IN_FLIGHT');
+  clock.tick(1); // the lease timeout: the lease ends by itself, unsettled
+  await (await store.lease(token)).release(); // the timed-out lease no longer holds the token
+  assert.equal(await store.delete(token), true);
   assert.equal((await store.stats()).bytes, 0, 'the body has no token left');
   const other = sampleTable(7);
   const next = await store.lease((await store.put(other)).token);

@@ -93,8 +93,7 @@ test('a connection cut mid-stream is FETCH_FAILED, never fewer rows', async (t) 
   const full = ipcOf(sampleTable(3, 4));
   const standIn = await startStandIn(t, (_req, res) => {
     res.writeHead(200, { 'content-type': ARROW_STREAM }); // chunked: no length to check
-    res.write(full.subarray(0, full.byteLength - 100));
-    setTimeout(() => res.destroy(), 20);
+    res.write(full.subarray(0, full.byteLength - 100), () => res.destroy()); // cut once those bytes went out
   });
   assert.equal(await codeOf(fetchBody(standIn.url)), 'S2SP_ERR_CONSUMER_FETCH_FAILED');
 });

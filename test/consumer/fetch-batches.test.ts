@@ -58,7 +58,7 @@ test('every row arrives in several batches, then the token is consumed', async (
   assert.ok(batches.length >= 3, `${batches.length} batches`);
   assert.equal(batches.reduce((n, b) => n + b.numRows, 0), ROWS.length);
   assert.equal(batches[2].get(0)?.toJSON()._row_id, batches[0].numRows + batches[1].numRows);
-  await expectConsumed(plane.url);
+  await expectConsumed(plane.url, plane.store);
 });
 
 test('leaving the loop early stops the transfer and leaves the token unconsumed', async (t) => {

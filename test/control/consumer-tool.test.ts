@@ -7,12 +7,14 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { MemoryStore } from '../../src/cache/memory-store.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import type { ConsumerBatchInput, ConsumerInput } from '../../src/control/consumer-tool.js';
 import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
 import { connectInMemory } from '../support/in-memory-client.js';
 import { ipcOf, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { expectConsumed } from '../support/expect-consumed.js';
+import { watchLeases } from '../support/lease-watch.js';
 import { startStandIn } from '../support/stand-in-server.js';
 import { waitUntilIdle } from '../support/wait-until-idle.js';
 import { S2SPClient } from '../../src/agent/s2sp-client.js';
@@ -191,7 +193,8 @@ test('a resource server that answers garbage is a tool error, and the consumer k
 /** A consumer tool that asks for batches, recording what its handler saw. */
 async function batchSetup(t: TestContext, rows: Record<string, unknown>[] = ROWS, handle?: (input: ConsumerBatchInput) => Promise<unknown>) {
   const seen: Array<{ abstract: unknown; names: string[]; rows: number; ids: number[]; batches: number; source: string; bytes: number }> = [];
-  const resource = new S2SPServer({ name: 'resource' });
+  const store = watchLeases(new MemoryStore());
+  const resource = new S2SPServer({ name: 'resource', store });
   resource.resourceTool('alerts', { description: 'a' }, () => rows);
   await resource.listen();
   const consumer = new S2SPServer({ name: 'consumer' });
@@ -213,7 +216,7 @@ async function batchSetup(t: TestContext, rows: Record<string, unknown>[] = ROWS
       }),
     { batches: true },
   );
-  return { resource, resourceClient: await connectInMemory(resource, t), consumerClient: await connectInMemory(consumer, t), seen };
+  return { store, resourceClient: await connectInMemory(resource, t), consumerClient: await connectInMemory(consumer, t), seen };
 }
 
 test('batches: the handler reads the chosen rows as record batches, ascending, mapped, beside the abstract', async (t) => {
@@ -254,7 +257,7 @@ test('batches: "*" streams every row in several batches; body_data and abstract-
 test('batches: a transfer error inside the handler is a tool error; a handler that stops early leaves the token', async (t) => {
   const many = Array.from({ length: 400_000 }, (_, i) => ({ v: i, text: `station ${i} `.repeat(8) }));
   let firstBatchRows = 0;
-  const { resource, resourceClient, consumerClient } = await batchSetup(t, many, async (input) => {
+  const { store, resourceClient, consumerClient } = await batchSetup(t, many, async (input) => {
     for await (const batch of input.batches) {
       firstBatchRows = batch.numRows;
       break;
@@ -266,11 +269,11 @@ test('batches: a transfer error inside the handler is a tool error; a handler th
   assert.equal(stopped.isError, undefined);
   assert.ok(firstBatchRows > 0);
   // The resource_url still serves a whole transfer: the early stop consumed nothing.
-  await waitUntilIdle(resource.store, envelope.resource_url.slice(envelope.resource_url.lastIndexOf('/') + 1));
+  await waitUntilIdle(store, envelope.resource_url.slice(envelope.resource_url.lastIndexOf('/') + 1));
   const response = await fetch(envelope.resource_url, { method: 'POST', headers: { accept: 'application/vnd.apache.arrow.stream' } });
   await response.arrayBuffer();
   assert.equal(response.status, 200);
-  await expectConsumed(envelope.resource_url);
+  await expectConsumed(envelope.resource_url, store);
   const gone = await call(consumerClient, 'load', { abstract_data: '*', resource_url: envelope.resource_url });
   assert.equal(gone._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_CONSUMER_FETCH_FAILED');
   // A stream cut before its end-of-stream marker fails inside the handler's loop: a tool error.

@@ -8,7 +8,6 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DataType, tableFromIPC } from 'apache-arrow';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
@@ -371,9 +370,21 @@ test('backpressure: a client that reads nothing does not make the server encode 
   // Chunks the pool produced that the server has handed to the response (res.write).
   let writtenChunks = 0;
   let maxAhead = 0;
+  // The client reads nothing until the server stalled: a write to the response
+  // returned false (the socket is full) and the encoder went still (every run
+  // it started has settled, and none started since, a turn of the loop later).
+  // A server that ignored backpressure stalls only once it encoded the whole body.
+  let socketFull = false;
+  let onStall: () => void = () => {};
+  const stalled = new Promise<void>((resolve) => (onStall = resolve));
+  const checkStall = () =>
+    setImmediate(() => {
+      if ((socketFull || pool.calls === totalChunks) && pool.settled === pool.calls) onStall();
+    });
   const pool = createSpyPool(threads, {
     // At every new encode: how far is the encoder ahead of what the response accepted?
     onRun: (call) => (maxAhead = Math.max(maxAhead, call - writtenChunks)),
+    onSettle: checkStall,
   });
   const plane = await startPlane(t, {
     workers: pool,
@@ -385,7 +396,12 @@ test('backpressure: a client that reads nothing does not make the server encode 
         const write = res.write;
         res.write = function (this: http.ServerResponse, chunk: unknown, ...rest: unknown[]) {
           if (chunk instanceof Uint8Array && pool.results.has(chunk)) writtenChunks++;
-          return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+          const accepted = (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+          if (!accepted && !socketFull) {
+            socketFull = true;
+            checkStall();
+          }
+          return accepted;
         } as typeof res.write;
       });
     },
@@ -395,9 +411,8 @@ test('backpressure: a client that reads nothing does not make the server encode 
   const observed = await new Promise<{ callsWhilePaused: number; writtenWhilePaused: number; bytes: Buffer; complete: boolean }>(
     (resolve, reject) => {
       const req = http.request(`${plane.base}/s2sp/data/${token}`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-        res.pause(); // read nothing at all for a while
-        void (async () => {
-          await sleep(500);
+        res.pause(); // read nothing at all until the server stalled
+        void stalled.then(() => {
           const callsWhilePaused = pool.calls;
           const writtenWhilePaused = writtenChunks;
           const chunks: Buffer[] = [];
@@ -405,14 +420,14 @@ test('backpressure: a client that reads nothing does not make the server encode 
           res.on('end', () => resolve({ callsWhilePaused, writtenWhilePaused, bytes: Buffer.concat(chunks), complete: res.complete }));
           res.on('error', reject);
           res.resume();
-        })();
+        });
       });
       req.on('error', reject);
       req.end('{}');
     },
   );
 
-  t.diagnostic(`paused 500 ms: ${observed.callsWhilePaused} of ${totalChunks} chunks encoded, ${observed.writtenWhilePaused} handed to the socket; max ahead ${maxAhead}`);
+  t.diagnostic(`paused until the server stalled: ${observed.callsWhilePaused} of ${totalChunks} chunks encoded, ${observed.writtenWhilePaused} handed to the socket; max ahead ${maxAhead}`);
   // The pause was real: the body was far from sent when the client resumed
   // (the kernel's socket buffers took a few MB of the 27 MB at most).
   assert.ok(observed.callsWhilePaused < totalChunks, `all ${totalChunks} chunks were encoded while the client read nothing`);

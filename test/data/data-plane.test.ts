@@ -1,7 +1,8 @@
-import { test, type TestContext } from 'node:test';
+import { mock, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import http from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { MemoryStore } from '../../src/cache/memory-store.js';
@@ -9,6 +10,7 @@ import { mintToken } from '../../src/protocol/token.js';
 import type { BodyStore } from '../../src/cache/body-store.js';
 import { isS2SPError } from '../../src/errors.js';
 import { expectConsumed } from '../support/expect-consumed.js';
+import { watchLeases, type WatchedStore } from '../support/lease-watch.js';
 import { waitUntilIdle } from '../support/wait-until-idle.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 
@@ -28,17 +30,18 @@ const FULL_BODY = QUAKES.map((row, i) => Object.fromEntries(COLUMNS.map((c) => [
 
 interface Setup {
   app: FastifyInstance;
-  store: BodyStore;
+  /** The store given (or a MemoryStore), with its leases watched. */
+  store: WatchedStore;
   mint(rows?: Row[], ttlMs?: number): Promise<string>;
   post(token: string, payload?: string | object, headers?: Record<string, string>): Promise<Response>;
 }
 
-/** A fastify app with the data plane over a MemoryStore, both closed after the test. */
+/** A fastify app with the data plane over a MemoryStore (or the store given), watched, both closed after the test. */
 async function setup(
   t: TestContext,
   options: { bodyLimit?: number; store?: BodyStore; logLines?: string[]; beforeRegister?: (app: FastifyInstance) => void } = {},
 ): Promise<Setup> {
-  const store = options.store ?? new MemoryStore();
+  const store = watchLeases(options.store ?? new MemoryStore());
   const lines = options.logLines;
   const app = Fastify({ logger: lines ? { level: 'trace', stream: { write: (line: string) => void lines.push(line) } } : false });
   options.beforeRegister?.(app);
@@ -152,8 +155,16 @@ const ERROR_CASES: ErrorCase[] = [
     status: 404,
     code: NOT_FOUND,
     send: async (s) => {
-      const other = await s.mint(QUAKES, 20);
-      await sleep(60);
+      // Minted on node:test's fake setTimeout and Date, which then jump past its TTL: the store's
+      // expiry timer fires exactly then, however loaded the machine. The request runs on real ones.
+      mock.timers.enable({ apis: ['Date', 'setTimeout'] });
+      let other: string;
+      try {
+        other = await s.mint(QUAKES, 20);
+        mock.timers.tick(20);
+      } finally {
+        mock.timers.reset();
+      }
       return s.post(other, {});
     },
   },
@@ -392,7 +403,7 @@ test('real HTTP: fetch, 404 after consumption, 405 for GET, health', async (t) =
   assert.equal(ok.status, 200);
   assert.deepEqual(await jsonOf(ok), { body: FULL_BODY, total_rows: 5, columns_returned: COLUMNS });
 
-  await expectConsumed(url);
+  await expectConsumed(url, s.store);
   const again = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   assert.equal((await jsonOf(again)).error.code, NOT_FOUND);
 
@@ -481,18 +492,22 @@ test('real HTTP: concurrent fetches of one token: exactly one complete transfer'
     assert.ok(r.status === 409 || r.status === 404, `status ${r.status}`);
     assert.equal(docs[i].error.code, expected);
   });
-  await expectConsumed(url);
+  await expectConsumed(url, s.store);
 });
 
-test('regression: a client gone before the lease is taken does not leave the token stuck in flight', async (t) => {
+test('regression: a client gone before the lease is taken does not leave the token stuck in flight', { timeout: 10_000 }, async (t) => {
   // An async preHandler (an embedding app's auth hook) lets the socket close
   // before the route handler leases the token and listens for 'close'.
   let clientGone: () => void = () => {};
   const gone = new Promise<void>((resolve) => (clientGone = resolve));
+  let inHook: (socket: Socket) => void = () => {};
+  const held = new Promise<Socket>((resolve) => (inHook = resolve));
   const s = await setup(t, {
     beforeRegister: (app) => {
       app.addHook('preHandler', async (request) => {
-        if (request.headers['x-slow'] === '1') await gone;
+        if (request.headers['x-slow'] !== '1') return;
+        inHook(request.raw.socket);
+        await gone;
       });
     },
   });
@@ -501,12 +516,13 @@ test('regression: a client gone before the lease is taken does not leave the tok
   const req = http.request(`${base}/s2sp/data/${token}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-slow': '1' } });
   req.on('error', () => {});
   req.end('{}');
-  await sleep(50);
+  const socket = await held; // the request waits in the hook
+  const closed = once(socket, 'close');
   req.destroy();
-  await sleep(50);
+  await closed; // the server saw the client go, before any lease
   clientGone();
-  await sleep(50);
-  await waitUntilIdle(s.store, token);
+  // The handler leases the token and must let it go (a stuck lease never settles: the test times out).
+  assert.deepEqual(await s.store.settled(token), ['release']);
   const res = await fetch(`${base}/s2sp/data/${token}`, { method: 'POST' });
   assert.equal(res.status, 200);
   assert.deepEqual((await jsonOf(res)).body, FULL_BODY);

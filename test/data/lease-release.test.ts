@@ -7,42 +7,20 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
-import type { BodyLease, BodyStore } from '../../src/cache/body-store.js';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane, type DataPlaneOptions } from '../../src/data/data-plane-plugin.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { createEncoderPool, type EncoderPool } from '../../src/worker/encoder-pool.js';
 import { createSpyPool } from '../support/data-plane-harness.js';
+import { watchLeases } from '../support/lease-watch.js';
 import { collectRaw, connectRaw } from '../support/raw-socket.js';
 import { waitUntilIdle } from '../support/wait-until-idle.js';
 
 const GATED_WORKER_FILE = fileURLToPath(new URL('../support/gated-worker.js', import.meta.url));
 const ROWS = Array.from({ length: 100 }, (_, i) => ({ id: i, name: `row-${i}` }));
 
-/** A MemoryStore that reports each lease it hands out. */
-class LeaseWatchingStore extends MemoryStore implements BodyStore {
-  #waiters: Array<{ count: number; resolve: () => void }> = [];
-  leases = 0;
-
-  override async lease(token: string): Promise<BodyLease> {
-    const lease = await super.lease(token);
-    this.leases++;
-    for (const waiter of this.#waiters.filter((w) => this.leases >= w.count)) waiter.resolve();
-    return lease;
-  }
-
-  /** Resolves once `count` leases were handed out (fails after 5 s). */
-  leased(count: number): Promise<void> {
-    if (this.leases >= count) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`only ${this.leases} of ${count} leases after 5 s`)), 5000);
-      this.#waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
-    });
-  }
-}
-
 async function startPlane(t: TestContext, options: Omit<DataPlaneOptions, 'store'>) {
-  const store = new LeaseWatchingStore();
+  const store = watchLeases(new MemoryStore());
   const app = Fastify();
   await app.register(s2spDataPlane, { ...options, store });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -77,7 +55,9 @@ test('a pipelined request whose connection closes before its response starts rel
   socket.destroy();
   await answer;
   openGate();
-  // Each fails after 5 s while a transfer holds the token, and throws if a cut transfer consumed it.
+  // Each cut transfer's lease is released (a stuck one never settles: the wait fails), not committed.
+  assert.deepEqual(await store.settled(first), ['release']);
+  assert.deepEqual(await store.settled(second), ['release']);
   await waitUntilIdle(store, first);
   await waitUntilIdle(store, second);
 });

@@ -7,7 +7,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { RedisStore } from '../../src/cache/redis-store.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
@@ -18,63 +17,77 @@ import { eventually } from '../support/store-contract.js';
 
 const big = tableFromRows(Array.from({ length: 400_000 }, (_, i) => ({ id: i, label: `a label for row ${i}`, x: i / 7 })));
 
-/** Starts a full Arrow fetch and reads it slowly: at most 64 KiB every `readMs`. */
-function slowFetch(url: string, readMs: number): { done: Promise<{ status: number; bytes: number; complete: boolean }>; firstBytes: Promise<void> } {
-  let signalFirst!: () => void;
-  const firstBytes = new Promise<void>((resolve) => (signalFirst = resolve));
-  const done = new Promise<{ status: number; bytes: number; complete: boolean }>((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ARROW } }, (response) => {
-      let bytes = 0;
-      response.on('readable', () => {}); // paused mode: bytes leave the buffer only when the timer reads them
-      const timer = setInterval(() => {
-        const chunk = (response.read(64 * 1024) ?? response.read()) as Buffer | null;
-        if (chunk === null) return;
-        bytes += chunk.byteLength;
-        signalFirst();
-      }, readMs);
-      const finish = (complete: boolean) => {
-        clearInterval(timer);
-        resolve({ status: response.statusCode ?? 0, bytes, complete });
-      };
-      response.on('end', () => finish(response.complete));
-      response.on('error', () => finish(false));
-    });
-    request.on('error', reject);
-    request.end('{}');
+/**
+ * Starts a full Arrow fetch whose client reads nothing until `read()` is
+ * called: the transfer stays open (the server stalls on a full socket) for as
+ * long as the test needs, with no reading pace to guess.
+ */
+function heldFetch(url: string): { answered: Promise<void>; read(): Promise<{ status: number; bytes: number; complete: boolean }> } {
+  let onAnswer!: (response: http.IncomingMessage) => void;
+  const response = new Promise<http.IncomingMessage>((resolve) => (onAnswer = resolve));
+  const request = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ARROW } }, (res) => {
+    res.pause();
+    onAnswer(res);
   });
-  return { done, firstBytes };
+  const failed = new Promise<never>((_resolve, reject) => request.on('error', reject));
+  request.end('{}');
+  const answered = Promise.race([response, failed]).then(() => {});
+  const read = async () => {
+    const res = await Promise.race([response, failed]);
+    let bytes = 0;
+    res.on('data', (chunk: Buffer) => (bytes += chunk.byteLength));
+    const complete = await new Promise<boolean>((resolve) => {
+      res.on('end', () => resolve(res.complete));
+      res.on('error', () => resolve(false));
+      res.resume();
+    });
+    return { status: res.statusCode ?? 0, bytes, complete };
+  };
+  return { answered, read };
 }
 
-test('a transfer slower than the lease timeout keeps its lease (renewed), completes once, then 404', async (t) => {
-  const store = new MemoryStore({ leaseTimeoutMs: 150 });
-  const plane = await startPlane(t, { store, workers: 0 });
+test('a transfer slower than the lease timeout keeps its lease (renewed), completes once, then 404', { timeout: 30_000 }, async (t) => {
+  const plane = await startPlane(t, { store: new MemoryStore({ leaseTimeoutMs: 150 }), workers: 0 });
+  const { store } = plane; // watched by the harness
   const { token } = await store.put(big);
   const bodyBytes = (await store.stats()).bytes;
-  // ~10 MB read 64 KiB per 4 ms: over half a second, several lease timeouts.
-  const started = Date.now();
-  const transfer = slowFetch(`${plane.base}/s2sp/data/${token}`, 4);
-  let finished = false;
-  void transfer.done.then(() => (finished = true));
-  await transfer.firstBytes;
+  // ~10 MB the client does not read yet: more than the socket buffers take, so the transfer stays open.
+  const transfer = heldFetch(`${plane.base}/s2sp/data/${token}`);
+  await transfer.answered;
   assert.equal((await plane.post(token, {})).status, 409, 'another fetch while the transfer runs');
-  await sleep(3 * 150 - (Date.now() - started));
-  assert.equal(finished, false, 'the transfer must still run for this test to say anything');
-  assert.equal((await plane.post(token, {})).status, 409, 'still 409 after three lease timeouts: the transfer renewed its lease');
-  const result = await transfer.done;
+  // The transfer renews every 50 ms (a third of the timeout), never sooner: 12 renewals span
+  // at least 600 ms of its lease, four lease timeouts. (A transfer that does not renew never gets here.)
+  await store.renewed(token, 12);
+  assert.equal(
+    (await plane.post(token, {})).status,
+    409,
+    'still 409 after the lease timeout passed several times: the transfer renewed its lease',
+  );
+  const result = await transfer.read();
   assert.equal(result.status, 200);
   assert.equal(result.complete, true);
   assert.equal(result.bytes, bodyBytes);
-  await eventually(async () => (await plane.post(token, {})).status === 404, 5000, 'consumed');
+  assert.deepEqual(await store.settled(token), ['commit']);
+  assert.equal((await plane.post(token, {})).status, 404);
 });
 
 test('a lease lost to another transfer cuts this one: never two complete transfers', async (t) => {
-  const store = new MemoryStore({ leaseTimeoutMs: 100 });
-  const plane = await startPlane(t, { store, workers: 0 });
+  // The store's timers are node:test's fake setTimeout: its lease timeout passes exactly at tick(),
+  // not at a moment a poll has to catch. (The plane's own renewals run on setInterval, still real.)
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const plane = await startPlane(t, { store: new MemoryStore({ leaseTimeoutMs: 100 }), workers: 0 });
+  const { store } = plane; // watched by the harness
   const { token } = await store.put(big);
   // The store's own lease, never renewed, stands for a transfer on a replica that died.
   const dead = await store.lease(token);
   assert.equal((await plane.post(token, {})).status, 409);
-  await eventually(async () => (await plane.post(token, {}, { accept: ARROW })).status === 200, 5000, 'fetchable after the lease timeout');
+  t.mock.timers.tick(99);
+  assert.equal((await plane.post(token, {})).status, 409, 'held until the lease timeout');
+  t.mock.timers.tick(1);
+  const taken = await plane.post(token, {}, { accept: ARROW });
+  assert.equal(taken.status, 200, 'fetchable after the lease timeout');
+  assert.equal(taken.complete, true);
+  assert.deepEqual(await store.settled(token), ['commit'], 'the transfer committed (on its response\'s \'finish\')');
   await dead.commit(); // the dead holder settling late changes nothing
   assert.equal((await plane.post(token, {})).status, 404);
 });

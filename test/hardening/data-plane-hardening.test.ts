@@ -13,6 +13,7 @@ import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { httpRequest, type HttpOutcome } from '../../bench/lib/raw-http.js';
 import { expectConsumed } from '../support/expect-consumed.js';
+import { watchLeases } from '../support/lease-watch.js';
 import { waitUntilIdle } from '../support/wait-until-idle.js';
 
 const ARROW = 'application/vnd.apache.arrow.stream';
@@ -23,7 +24,7 @@ function rows(n: number) {
 }
 
 async function setup(t: TestContext, options: { bodyLimit?: number } = {}) {
-  const store = new MemoryStore();
+  const store = watchLeases(new MemoryStore());
   const app = Fastify();
   await app.register(s2spDataPlane, { store, bodyLimit: options.bodyLimit, chunkRows: 4096 });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -58,7 +59,7 @@ for (const [format, accept] of [['JSON', undefined], ['Arrow', ARROW]] as const)
       const code = JSON.parse(loser.body.toString()).error.code;
       assert.equal(code, loser.status === 404 ? 'S2SP_ERR_TOKEN_NOT_FOUND' : 'S2SP_ERR_TOKEN_IN_FLIGHT');
     }
-    await expectConsumed(s.url(token));
+    await expectConsumed(s.url(token), s.store);
     assert.equal(await s.store.has(token), false, 'the entry is gone');
   });
 }
@@ -80,7 +81,7 @@ for (const [format, accept] of [['JSON', undefined], ['Arrow', ARROW], ['Arrow+L
     assert.equal(retry.status, 200);
     assert.ok(retry.complete);
     assert.deepEqual(retry.body, reference.body);
-    await expectConsumed(s.url(token));
+    await expectConsumed(s.url(token), s.store);
   });
 }
 

@@ -9,7 +9,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 
@@ -25,15 +24,35 @@ function snapshot() {
 
 const MB = 1024 * 1024;
 
-test('1,000 cached ~10 MB bodies that expire leave the store empty and memory near the baseline', async () => {
+test('1,000 cached ~10 MB bodies that expire leave the store empty and memory near the baseline', { timeout: 120_000 }, async () => {
   // ~10 MB of Arrow IPC: 200k rows of ints, floats and short strings.
   const table = tableFromRows(Array.from({ length: 350_000 }, (_, i) => ({ id: i, score: i / 7, label: `label-${i % 1000}` })));
   const expired: string[] = [];
-  const store = new MemoryStore({ ttlMs: 5, onEvict: (reason) => expired.push(reason), fullGc: gc });
+  let evicted = () => {};
+  const store = new MemoryStore({
+    ttlMs: 5,
+    onEvict: (reason) => {
+      expired.push(reason);
+      evicted();
+    },
+    fullGc: gc,
+  });
+  /** Resolves once `count` entries have left the store (their expiry timers fired): no guess at how long that takes. */
+  const evictions = (count: number) =>
+    new Promise<void>((resolve) => {
+      // The store's timers are unref'd (they never keep a process alive): hold the loop open meanwhile.
+      const alive = setInterval(() => {}, 60_000);
+      evicted = () => {
+        if (expired.length < count) return;
+        clearInterval(alive);
+        resolve();
+      };
+      evicted();
+    });
   const first = await store.put(table);
   const bodyBytes = (await store.stats()).bytes;
   assert.ok(bodyBytes > 8 * MB && bodyBytes < 16 * MB, `body of ${bodyBytes} bytes`);
-  await sleep(20);
+  await evictions(1);
   assert.equal(await store.has(first.token), false);
   const before = snapshot();
 
@@ -41,10 +60,11 @@ test('1,000 cached ~10 MB bodies that expire leave the store empty and memory ne
   for (let cycle = 0; cycle < 1000; cycle++) {
     await store.put(table);
     peakEntries = Math.max(peakEntries, (await store.stats()).entries);
-    // Let timers fire now and then, so entries expire as they would in service.
-    if (cycle % 10 === 9) await sleep(6);
+    // Every 10 puts, wait for those entries to expire, as they would in service: their body is
+    // freed and the next put stores it again.
+    if (cycle % 10 === 9) await evictions(cycle + 2);
   }
-  await sleep(30);
+  await evictions(1001);
   const stats = await store.stats();
   const after = snapshot();
   console.log(

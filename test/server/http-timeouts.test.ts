@@ -13,6 +13,8 @@ import { S2SPServer, type S2SPServerOptions } from '../../src/server/s2sp-server
 import { DEFAULT_HTTP_TIMEOUTS, resolveHttpTimeouts } from '../../src/server/http-timeouts.js';
 import { connectInMemory } from '../support/in-memory-client.js';
 import { collectRaw, connectRaw } from '../support/raw-socket.js';
+import { MemoryStore } from '../../src/cache/memory-store.js';
+import { watchLeases } from '../support/lease-watch.js';
 import { waitUntilIdle } from '../support/wait-until-idle.js';
 
 async function start(t: TestContext, options: Partial<S2SPServerOptions>, rows: Record<string, unknown>[] = [{ a: 1 }]) {
@@ -72,7 +74,8 @@ test('an idle keep-alive connection is closed after keepAliveMs', async (t) => {
 test('a client that stops reading its response is dropped after idleMs, and its lease released', async (t) => {
   // 20 MB of body: far more than the socket buffers take, so the response stalls.
   const rows = Array.from({ length: 2000 }, (_, i) => ({ a: i, text: `${i}`.padEnd(10_000, 'x') }));
-  const { server, port, mint } = await start(t, { timeouts: { idleMs: 300 }, workers: 0 }, rows);
+  const store = watchLeases(new MemoryStore());
+  const { port, mint } = await start(t, { timeouts: { idleMs: 300 }, workers: 0, store }, rows);
   const resourceUrl = await mint();
   const token = resourceUrl.slice(resourceUrl.lastIndexOf('/') + 1);
   const request = http.request({ host: '127.0.0.1', port, path: new URL(resourceUrl).pathname, method: 'POST', agent: false });
@@ -82,8 +85,8 @@ test('a client that stops reading its response is dropped after idleMs, and its 
   response.pause(); // reads nothing more
   response.on('error', () => {});
   t.after(() => response.destroy());
-  // Fails after 5 s if the transfer still holds the token, and throws if the cut transfer consumed it.
-  await waitUntilIdle(server.store, token);
+  // Waits for the dropped transfer's lease to be released; throws if the cut transfer consumed it.
+  await waitUntilIdle(store, token);
   const again = await fetch(resourceUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"row_ids":[0],"columns":["a"]}' });
   assert.equal(again.status, 200, 'the token serves again');
   await again.arrayBuffer();

@@ -5,9 +5,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
+import { MemoryStore } from '../../src/cache/memory-store.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { connectInMemory } from '../support/in-memory-client.js';
 import { expectConsumed } from '../support/expect-consumed.js';
+import { watchLeases } from '../support/lease-watch.js';
 
 const ROWS = [{ a: 1, b: 'x' }, { a: 2, b: 'y' }];
 
@@ -53,7 +55,8 @@ test('over HTTP every request sees the resource tools and what configure() added
 
 test('unknown routes answer our JSON 404 and no log line carries a token in full', async (t) => {
   const lines: string[] = [];
-  const server = new S2SPServer({ name: 't', logger: { level: 'trace', stream: { write: (line: string) => lines.push(line) } } });
+  const store = watchLeases(new MemoryStore());
+  const server = new S2SPServer({ name: 't', store, logger: { level: 'trace', stream: { write: (line: string) => lines.push(line) } } });
   server.resourceTool('rows', { description: 'r' }, () => ROWS);
   const url = await server.listen();
   const client = await connectInMemory(server, t);
@@ -67,7 +70,7 @@ test('unknown routes answer our JSON 404 and no log line carries a token in full
   assert.equal((await fetch(resource_url)).status, 405);
   assert.equal((await fetch(resource_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"row_ids":[9]}' })).status, 400);
   assert.equal((await fetch(resource_url, { method: 'POST' })).status, 200);
-  await expectConsumed(resource_url);
+  await expectConsumed(resource_url, store);
   assert.ok(lines.length > 10, 'the logger captured the requests');
   const leaks = lines.filter((line) => line.includes(token));
   assert.deepEqual(leaks, []);

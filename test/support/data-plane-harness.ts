@@ -21,6 +21,7 @@ import { projectColumns } from '../../src/table/select.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import type { EncodeTask } from '../../src/worker/encode-task.js';
 import type { EncoderPool } from '../../src/worker/encoder-pool.js';
+import { watchLeases, type WatchedStore } from './lease-watch.js';
 
 /** The Arrow stream media type, and the LZ4 variant. */
 export const ARROW = 'application/vnd.apache.arrow.stream';
@@ -31,7 +32,8 @@ export const ARROW_ZSTD = `${ARROW}; codecs="zstd"`;
 /** A data plane listening on 127.0.0.1. */
 export interface Plane {
   app: FastifyInstance;
-  store: BodyStore;
+  /** The store given (or a MemoryStore), with its leases watched. */
+  store: WatchedStore;
   base: string;
   /** Caches rows; returns the token. */
   mint(rows: readonly Record<string, unknown>[]): Promise<string>;
@@ -39,13 +41,13 @@ export interface Plane {
   post(token: string, request?: object | string, headers?: Record<string, string>, onFirstBytes?: () => void): Promise<RawResponse>;
 }
 
-/** Starts a data plane (over `store`, default a fresh MemoryStore); app and store close after the test. */
+/** Starts a data plane (over `store`, default a fresh MemoryStore, watched); app and store close after the test. */
 export async function startPlane(
   t: TestContext,
   options: Omit<DataPlaneOptions, 'store'> & { store?: BodyStore; beforeRegister?: (app: FastifyInstance) => void } = {},
 ): Promise<Plane> {
   const { beforeRegister, store: given, ...pluginOptions } = options;
-  const store = given ?? new MemoryStore();
+  const store = watchLeases(given ?? new MemoryStore());
   const app = Fastify({ logger: false });
   beforeRegister?.(app);
   await app.register(s2spDataPlane, { ...pluginOptions, store });
@@ -140,6 +142,8 @@ export function encodeTaskInline(task: EncodeTask): Uint8Array {
 export interface SpyPool extends EncoderPool {
   /** run() calls so far. */
   calls: number;
+  /** run() calls that have resolved or rejected. */
+  settled: number;
   /** run() call number (1-based) that rejects; reset to undefined to heal. */
   failOnCall: number | undefined;
   closed: boolean;
@@ -156,25 +160,33 @@ export function createSpyPool(
     failAfter?: () => Promise<void>;
     delegate?: EncoderPool;
     onRun?: (call: number) => void;
+    /** Told after each run() resolved or rejected (`settled` already counts it). */
+    onSettle?: () => void;
   } = {},
 ): SpyPool {
   const pool: SpyPool = {
     threads,
     calls: 0,
+    settled: 0,
     failOnCall: options.failOnCall,
     closed: false,
     results: new WeakSet(),
     async run(task) {
       const call = ++pool.calls;
       options.onRun?.(call);
-      await nextTurn();
-      if (pool.failOnCall !== undefined && call === pool.failOnCall) {
-        await options.failAfter?.();
-        throw new Error(`simulated worker crash on call ${call}`);
+      try {
+        await nextTurn();
+        if (pool.failOnCall !== undefined && call === pool.failOnCall) {
+          await options.failAfter?.();
+          throw new Error(`simulated worker crash on call ${call}`);
+        }
+        const bytes = options.delegate ? await options.delegate.run(task) : encodeTaskInline(task);
+        pool.results.add(bytes);
+        return bytes;
+      } finally {
+        pool.settled++;
+        options.onSettle?.();
       }
-      const bytes = options.delegate ? await options.delegate.run(task) : encodeTaskInline(task);
-      pool.results.add(bytes);
-      return bytes;
     },
     async close() {
       pool.closed = true;

@@ -1,5 +1,6 @@
 /** Test support: arming the faults of faulty-worker.ts from the test's thread. */
 import { fileURLToPath } from 'node:url';
+import { untilSlot } from './slot-wait.js';
 
 /** The faulty worker module, for `createEncoderPool({ workerFile })`. */
 export const FAULTY_WORKER_FILE = fileURLToPath(new URL('./faulty-worker.js', import.meta.url));
@@ -23,13 +24,11 @@ export function armFault(shared: SharedArrayBuffer, fault: number, nth: number, 
 /**
  * Resolves once every armed faulty task has run. A request that failed on one
  * chunk may leave a sibling chunk still queued; without this wait, that
- * sibling's fault could land on the next request instead.
+ * sibling's fault could land on the next request instead. The worker wakes
+ * the countdown slot at each task, so this waits on that, not on a timer.
  */
 export async function faultsSpent(shared: SharedArrayBuffer, timeoutMs = 5000): Promise<void> {
   const slots = new Int32Array(shared);
-  const deadline = Date.now() + timeoutMs;
-  while (Atomics.load(slots, 1) > 1 - Atomics.load(slots, 2)) {
-    if (Date.now() > deadline) throw new Error('armed faults were never reached');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  const count = Atomics.load(slots, 2);
+  await untilSlot(slots, 1, (countdown) => countdown <= 1 - count, 'armed faults were never reached', timeoutMs);
 }

@@ -14,6 +14,7 @@ const control = new Int32Array(workerData as SharedArrayBuffer);
 
 export default function faultyEncode(task: EncodeTask): Uint8Array {
   const position = Atomics.sub(control, 1, 1); // 1 for the first faulty task, 0 for the next...
+  Atomics.notify(control, 1); // the test waits on the countdown (faultsSpent)
   if (position <= 1 && position > 1 - control[2]) {
     const fault = Atomics.load(control, 0);
     if (fault === 1) throw new Error('injected encoder failure');

@@ -13,6 +13,7 @@ const slots = new Int32Array(workerData as SharedArrayBuffer);
 
 export default function gatedEncode(task: EncodeTask): Uint8Array {
   Atomics.add(slots, 1, 1);
+  Atomics.notify(slots, 1); // the test waits on the count (untilSlot), not on a timer
   const deadline = Date.now() + 10_000;
   while (Atomics.load(slots, 0) === 0 && Date.now() < deadline) Atomics.wait(slots, 0, 0, 100);
   return encode(task);

@@ -28,6 +28,8 @@ export interface RedisServer {
   readonly pid: number;
   /** Ends the server and waits for its exit; removes its temp dir. Safe to call twice. */
   stop(): Promise<void>;
+  /** Ends the server's process (SIGTERM) and waits for its exit, which closed its port; restart() brings it back. */
+  down(): Promise<void>;
   /** Ends the server, then starts a fresh one (empty, nothing persisted) on the same port. */
   restart(): Promise<void>;
 }
@@ -85,9 +87,13 @@ function handle(port: number, dir: string, first: Running): RedisServer {
       running = undefined;
       await rm(dir, { recursive: true, force: true });
     },
+    async down() {
+      if (!running) throw new Error('down() after stop()');
+      await terminate(running);
+    },
     async restart() {
       if (!running) throw new Error('restart() after stop()');
-      await terminate(running);
+      await terminate(running); // nothing to do after down()
       running = undefined;
       // The same port, which this server just let go of: a test simulating a
       // Redis restart needs its clients' URL to stay valid.
@@ -139,18 +145,13 @@ async function launch(port: number, dir: string): Promise<Running> {
   process.once('exit', killOnExit);
   void exited.then(() => process.off('exit', killOnExit));
 
-  // Startup takes milliseconds; 200 tries 25 ms apart allow for a loaded machine.
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (hasExited) break;
-    if (await answersPing(port)) {
-      // A forgotten stop() must not keep the test process alive: the exit
-      // hook above ends the server then. stop() refs the child again.
-      child.unref();
-      (child.stdout as Socket).unref();
-      (child.stderr as Socket).unref();
-      return { child, exited };
-    }
-    await Promise.race([sleep(25), exited]);
+  if (await ready(child, port, exited)) {
+    // A forgotten stop() must not keep the test process alive: the exit
+    // hook above ends the server then. stop() refs the child again.
+    child.unref();
+    (child.stdout as Socket).unref();
+    (child.stderr as Socket).unref();
+    return { child, exited };
   }
   if (!hasExited) {
     child.kill('SIGKILL');
@@ -159,6 +160,43 @@ async function launch(port: number, dir: string): Promise<Running> {
   }
   if (/address already in use/i.test(output)) throw new PortTaken(`port ${port} taken`);
   throw new Error(`redis-server exited during startup (code ${child.exitCode}, signal ${child.signalCode}):\n${output}`);
+}
+
+/**
+ * True once the server answers PING, false if it exits first or answers no
+ * PING within 5 s. Redis logs a line as it becomes ready ("Ready to accept
+ * connections"), so each chunk of its output is a moment to PING: no pace to
+ * guess, whatever the log's wording.
+ */
+function ready(child: ChildProcess, port: number, exited: Promise<void>): Promise<boolean> {
+  return new Promise((resolve) => {
+    let done = false;
+    let pinging = false;
+    let outputSincePing = false;
+    const finish = (ok: boolean): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      child.stdout!.off('data', onOutput);
+      resolve(ok);
+    };
+    const onOutput = (): void => {
+      outputSincePing = true;
+      if (pinging) return;
+      pinging = true;
+      void (async () => {
+        while (outputSincePing && !done) {
+          outputSincePing = false;
+          if (await answersPing(port)) finish(true);
+        }
+        pinging = false;
+      })();
+    };
+    const timer = setTimeout(() => finish(false), 5000);
+    child.stdout!.on('data', onOutput);
+    void exited.then(() => finish(false));
+    onOutput(); // it may have logged before we listened
+  });
 }
 
 /** SIGTERM, then waits for the exit event; SIGKILL if it has not exited after 5 s. */

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import Fastify from 'fastify';
 import { MemoryStore } from '../../src/cache/memory-store.js';
+import { watchLeases, type WatchedStore } from './lease-watch.js';
 import { mintToken } from '../../src/protocol/token.js';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
@@ -59,8 +60,11 @@ export function sendJson(res: http.ServerResponse, status: number, doc: unknown)
 }
 
 /** A real data plane on 127.0.0.1 holding `rows`; returns its resource_url and store. */
-export async function startDataPlane(t: TestContext, rows: Record<string, unknown>[]): Promise<{ url: string; token: string; store: MemoryStore }> {
-  const store = new MemoryStore();
+export async function startDataPlane(
+  t: TestContext,
+  rows: Record<string, unknown>[],
+): Promise<{ url: string; token: string; store: WatchedStore<MemoryStore> }> {
+  const store = watchLeases(new MemoryStore());
   const app = Fastify();
   await app.register(s2spDataPlane, { store });
   await app.listen({ host: '127.0.0.1', port: 0 });

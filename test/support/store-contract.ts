@@ -46,10 +46,45 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000
   }
 }
 
+/**
+ * Where a store's time comes from, for the tests that need a lease timeout
+ * to pass: `fake`, a store on this process's setTimeout and Date, runs them on
+ * node:test's fake timers, moved exactly by tick(); `real`, a store whose
+ * clock is elsewhere (Redis expires its own keys), lets the time really pass.
+ */
+export type ContractClock = 'fake' | 'real';
+
 /** Registers the contract tests for one store (all skipped, with the reason, when `skip` is set). */
-export function storeContract(name: string, makeStore: StoreFactory, { skip }: { skip?: string } = {}): void {
+export function storeContract(
+  name: string,
+  makeStore: StoreFactory,
+  { skip, clock = 'real' }: { skip?: string; clock?: ContractClock } = {},
+): void {
   const table = sampleTable();
   const tableBytes = bodyBytesOf(table);
+  /**
+   * Call before makeStore (the store's timers must be the fake ones). `pass`
+   * makes `ms` of the store's time pass; `after` waits for `check` to hold
+   * once `ms` passed: on fake timers it moves them and checks once, on real
+   * time it polls `check` (Redis expires keys on its own clock, and no event
+   * of that reaches the test).
+   */
+  const timeFor = (t: TestContext) => {
+    if (clock === 'real') {
+      return {
+        pass: (ms: number) => sleep(ms),
+        after: (_ms: number, check: () => Promise<boolean>, what: string) => eventually(check, 5000, what),
+      };
+    }
+    t.mock.timers.enable({ apis: ['Date', 'setTimeout'] });
+    return {
+      pass: async (ms: number) => t.mock.timers.tick(ms),
+      after: async (ms: number, check: () => Promise<boolean>, what: string) => {
+        t.mock.timers.tick(ms);
+        assert.ok(await check(), `${what}, after ${ms} ms`);
+      },
+    };
+  };
 
   test(`${name}: tokens are 43 chars of base64url and unique`, { skip }, async (t) => {
     const store = await makeStore(t);
@@ -131,14 +166,15 @@ export function storeContract(name: string, makeStore: StoreFactory, { skip }: {
   });
 
   test(`${name}: TTL expiry removes the token and frees its bytes`, { skip }, async (t) => {
+    const { after } = timeFor(t);
     const store = await makeStore(t, { ttlMs: 60_000 });
     const short = await store.put(table, { ttlMs: 150 });
     const long = await store.put(sampleTable(1));
     assert.equal((await store.stats()).bytes, tableBytes + bodyBytesOf(sampleTable(1)));
-    await eventually(async () => !(await store.has(short.token)), 5000, 'expiry');
+    await after(150, async () => !(await store.has(short.token)), 'expiry');
     assert.equal(await codeOf(store.lease(short.token)), 'S2SP_ERR_TOKEN_NOT_FOUND');
     assert.equal(await store.has(long.token), true);
-    await eventually(async () => (await store.stats()).bytes === bodyBytesOf(sampleTable(1)), 5000, 'bytes freed');
+    await after(0, async () => (await store.stats()).bytes === bodyBytesOf(sampleTable(1)), 'bytes freed');
     assert.equal((await store.stats()).entries, 1);
   });
 
@@ -272,13 +308,14 @@ export function storeContract(name: string, makeStore: StoreFactory, { skip }: {
   });
 
   test(`${name}: a lease neither renewed nor settled ends after the lease timeout`, { skip }, async (t) => {
+    const { after } = timeFor(t);
     const store = await makeStore(t, { leaseTimeoutMs: 200 });
     const { token } = await store.put(table);
     const stale = await store.lease(token);
     assert.equal(stale.timeoutMs, 200);
     assert.equal(await codeOf(store.lease(token)), 'S2SP_ERR_TOKEN_IN_FLIGHT');
     let next: Awaited<ReturnType<BodyStore['lease']>> | undefined;
-    await eventually(async () => {
+    await after(200, async () => {
       try {
         next = await store.lease(token);
         return true;
@@ -286,7 +323,7 @@ export function storeContract(name: string, makeStore: StoreFactory, { skip }: {
         assert.equal((error as { code?: string }).code, 'S2SP_ERR_TOKEN_IN_FLIGHT');
         return false;
       }
-    }, 5000, 'the lease timed out');
+    }, 'the lease timed out');
     assert.equal(await stale.renew(), false, 'a timed-out lease that another transfer took is lost');
     await stale.commit(); // the stale holder must not consume what the new one holds
     assert.equal(await store.has(token), true);
@@ -295,13 +332,14 @@ export function storeContract(name: string, makeStore: StoreFactory, { skip }: {
   });
 
   test(`${name}: renew keeps a lease past its timeout`, { skip }, async (t) => {
+    const { pass } = timeFor(t);
     const store = await makeStore(t, { leaseTimeoutMs: 200 });
     const { token } = await store.put(table);
     const lease = await store.lease(token);
     const started = Date.now();
     while (Date.now() - started < 600) {
       assert.equal(await lease.renew(), true);
-      await sleep(50);
+      await pass(50);
       assert.equal(await codeOf(store.lease(token)), 'S2SP_ERR_TOKEN_IN_FLIGHT');
     }
     await lease.commit();
@@ -309,10 +347,11 @@ export function storeContract(name: string, makeStore: StoreFactory, { skip }: {
   });
 
   test(`${name}: a commit after the lease timed out still consumes when nobody took the token`, { skip }, async (t) => {
+    const { pass } = timeFor(t);
     const store = await makeStore(t, { leaseTimeoutMs: 100 });
     const { token } = await store.put(table);
     const lease = await store.lease(token);
-    await sleep(250);
+    await pass(250); // past the timeout (with real time, a floor: any later wake-up is as good)
     await lease.commit();
     assert.equal(await store.has(token), false);
   });

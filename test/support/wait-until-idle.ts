@@ -1,23 +1,23 @@
 /** Test support: waiting for a token's transfer to let go of it. */
-import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { BodyStore } from '../../src/cache/body-store.js';
 import { isS2SPError } from '../../src/errors.js';
+import type { WatchedStore } from './lease-watch.js';
 
 /**
- * Leases and releases `token` once no transfer holds it (the lease of a cut
- * transfer is released on 'close'). Rejects with the store's error when the
- * token is gone (consumed or unknown), and fails after 5 s in flight.
+ * Leases and releases `token` once no transfer holds it: when one does (409),
+ * waits for that lease to end (the data plane releases a cut transfer's lease
+ * on 'close') and tries again. Rejects with the store's error when the token
+ * is gone (consumed or unknown), and after `timeoutMs` of waiting for a lease
+ * that never ends.
  */
-export async function waitUntilIdle(store: BodyStore, token: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+export async function waitUntilIdle(store: WatchedStore, token: string, timeoutMs?: number): Promise<void> {
+  for (;;) {
+    const before = store.settlements(token).length;
     try {
       await (await store.lease(token)).release();
       return;
     } catch (error) {
       if (!isS2SPError(error, 'S2SP_ERR_TOKEN_IN_FLIGHT')) throw error;
-      await sleep(10);
     }
+    await store.settled(token, before + 1, timeoutMs);
   }
-  assert.fail('token still in flight after 5 s');
 }

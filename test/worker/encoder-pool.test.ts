@@ -17,6 +17,7 @@ import { projectColumns } from '../../src/table/select.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import type { EncodeTask } from '../../src/worker/encode-task.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
+import { untilSlot } from '../support/slot-wait.js';
 
 
 function rows(n: number, salt = 0): Record<string, unknown>[] {
@@ -166,7 +167,7 @@ test('an aborted signal drops queued tasks and lets a running one finish (its th
   const running = pool.run(task, { signal: hangUp.signal });
   const queued = [pool.run(task, { signal: hangUp.signal }), pool.run(task, { signal: hangUp.signal })];
   const other = pool.run(task); // another client's task, behind them in the queue
-  for (let i = 0; Atomics.load(slots, 1) === 0 && i < 1000; i++) await setTimeout(5);
+  await untilSlot(slots, 1, (started) => started > 0, 'the first task never started');
   assert.equal(Atomics.load(slots, 1), 1, 'the first task started');
   hangUp.abort();
   for (const dropped of queued) await assert.rejects(dropped, { name: 'AbortError' });
