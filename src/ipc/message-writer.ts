@@ -86,6 +86,16 @@ export function recordBatchMessage(batch: RecordBatch, compression?: BufferCompr
 }
 
 /**
+ * The framed metadata of an uncompressed record batch message whose body
+ * (`bodyLength` bytes, each buffer padded to 8) the caller writes itself,
+ * byte for byte the header {@link recordBatchMessage} writes for the same
+ * nodes and regions.
+ */
+export function recordBatchMetadata(numRows: number, nodes: FieldNode[], regions: BufferRegion[], bodyLength: number): Uint8Array {
+  return framedMetadata(Message.from(new RecordBatchHeader(numRows, nodes, regions, null, []), bodyLength));
+}
+
+/**
  * One body buffer as a compressed message carries it: `int64 uncompressed
  * length | frame`, unpadded; never `-1 | raw bytes` (see the header). An
  * empty buffer stays empty.
