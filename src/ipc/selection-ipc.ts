@@ -33,8 +33,12 @@ interface ColumnLayout {
   readonly width: number;
   /** The column's chunk in every stored batch. */
   readonly chunks: readonly Data[];
-  /** Fixed: each chunk's values as bytes. */
+  /** Fixed: each chunk's values as bytes; Bool, Binary: each chunk's values. */
   readonly bytes: readonly Uint8Array[];
+  /** Each chunk's validity bitmap, or null where every value is valid (read once: `nullCount` is a getter). */
+  readonly validity: readonly (Uint8Array | null)[];
+  /** Each chunk's offset (bitmaps and Bool values are indexed from it). */
+  readonly offsets: Int32Array;
 }
 
 /** What every answer of a plan shares: its schema message and how each column is copied. */
@@ -60,9 +64,14 @@ function ipcPlanOf(plan: SelectionPlan): IpcPlan | null {
 
 function layoutOf(typeId: Type, plan: SelectionPlan, c: number): ColumnLayout {
   const chunks = plan.body.batches.map((_batch, b) => plan.columnsOf(b)[c]);
-  if (typeId === Type.Null) return { layout: Layout.Null, width: 0, chunks, bytes: [] };
-  if (typeId === Type.Bool) return { layout: Layout.Bool, width: 0, chunks, bytes: [] };
-  if (typeId === Type.Utf8 || typeId === Type.Binary) return { layout: Layout.Binary, width: 0, chunks, bytes: [] };
+  const validity = chunks.map((d) => (d.nullCount === 0 || !d.nullBitmap || d.nullBitmap.length === 0 ? null : d.nullBitmap));
+  const offsets = Int32Array.from(chunks, (d) => d.offset);
+  const common = { chunks, validity, offsets };
+  if (typeId === Type.Null) return { layout: Layout.Null, width: 0, bytes: [], ...common };
+  if (typeId === Type.Bool || typeId === Type.Utf8 || typeId === Type.Binary) {
+    const layout = typeId === Type.Bool ? Layout.Bool : Layout.Binary;
+    return { layout, width: 0, bytes: chunks.map((d) => d.values as Uint8Array), ...common };
+  }
   // Fixed width: `stride` elements of the values array per row, whatever its element type
   // (`values` is already cut to the chunk's first row).
   const bytes = chunks.map((d) => {
@@ -70,7 +79,7 @@ function layoutOf(typeId: Type, plan: SelectionPlan, c: number): ColumnLayout {
     return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
   });
   const elementBytes = chunks.length > 0 ? (chunks[0].values as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT : 1;
-  return { layout: Layout.Fixed, width: (chunks[0]?.stride ?? 1) * elementBytes, chunks, bytes };
+  return { layout: Layout.Fixed, width: (chunks[0]?.stride ?? 1) * elementBytes, bytes, ...common };
 }
 
 function padTo8(n: number): number {
@@ -112,13 +121,14 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
     bodyLength += padTo8(bytes);
   };
   for (let c = 0; c < width; c++) {
-    const { layout, width: rowBytes, chunks } = ipc.columns[c];
+    const column = ipc.columns[c];
+    const { layout, width: rowBytes, chunks } = column;
     if (layout === Layout.Null) {
       nodes.push(new FieldNode(n, n));
       continue;
     }
     let nulls = 0;
-    for (let k = 0; k < n; k++) if (!isValid(chunks[batchAt[k]], rowAt[k])) nulls++;
+    for (let k = 0; k < n; k++) if (!isValid(column, batchAt[k], rowAt[k])) nulls++;
     nullCounts[c] = nulls;
     nodes.push(new FieldNode(n, nulls));
     region(nulls > 0 ? bitmapBytes(n) : 0);
@@ -144,22 +154,21 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   let r = 0; // region index
   for (let c = 0; c < width; c++) {
-    const { layout, width: rowBytes, chunks } = ipc.columns[c];
+    const column = ipc.columns[c];
+    const { layout, width: rowBytes, chunks, bytes: sources, offsets: chunkOffsets } = column;
     if (layout === Layout.Null) continue;
     const validityAt = bodyStart + Number(regions[r++].offset);
     if (nullCounts[c] > 0) {
-      for (let k = 0; k < n; k++) if (isValid(chunks[batchAt[k]], rowAt[k])) out[validityAt + (k >> 3)] |= 1 << (k & 7);
+      for (let k = 0; k < n; k++) if (isValid(column, batchAt[k], rowAt[k])) out[validityAt + (k >> 3)] |= 1 << (k & 7);
     }
     const at = bodyStart + Number(regions[r++].offset);
     if (layout === Layout.Bool) {
       if (nullCounts[c] >= n) continue; // all null: the assembler writes zeros
       for (let k = 0; k < n; k++) {
-        const d = chunks[batchAt[k]];
-        const bit = d.offset + rowAt[k];
-        if ((d.values as Uint8Array)[bit >> 3] & (1 << (bit & 7))) out[at + (k >> 3)] |= 1 << (k & 7);
+        const bit = chunkOffsets[batchAt[k]] + rowAt[k];
+        if (sources[batchAt[k]][bit >> 3] & (1 << (bit & 7))) out[at + (k >> 3)] |= 1 << (k & 7);
       }
     } else if (layout === Layout.Fixed) {
-      const sources = ipc.columns[c].bytes;
       for (let k = 0; k < n; k++) {
         const src = sources[batchAt[k]];
         const from = rowAt[k] * rowBytes;
@@ -171,11 +180,13 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
       let offset = 0;
       view.setInt32(at, 0, true);
       for (let k = 0; k < n; k++) {
-        const d = chunks[batchAt[k]];
-        const offsets = d.valueOffsets as Int32Array;
+        const offsets = chunks[batchAt[k]].valueOffsets as Int32Array;
+        const src = sources[batchAt[k]];
         const start = offsets[rowAt[k]];
         const end = offsets[rowAt[k] + 1];
-        out.set((d.values as Uint8Array).subarray(start, end), bytesAt + offset);
+        // A loop for short values: a subarray per value cost more than copying a short string.
+        if (end - start > 64) out.set(src.subarray(start, end), bytesAt + offset);
+        else for (let j = start, to = bytesAt + offset; j < end; j++, to++) out[to] = src[j];
         offset += end - start;
         view.setInt32(at + 4 * (k + 1), offset, true);
       }
@@ -185,11 +196,10 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
   return out;
 }
 
-/** Row `i` of a chunk is valid (take-rows.ts reads validity the same way). */
-function isValid(d: Data, i: number): boolean {
-  if (d.nullCount === 0) return true;
-  const bits = d.nullBitmap;
-  if (!bits || bits.length === 0) return true;
-  const bit = d.offset + i;
+/** Row `i` of stored batch `b` is valid (take-rows.ts reads validity the same way). */
+function isValid(column: ColumnLayout, b: number, i: number): boolean {
+  const bits = column.validity[b];
+  if (bits === null) return true;
+  const bit = column.offsets[b] + i;
   return (bits[bit >> 3] & (1 << (bit & 7))) !== 0;
 }
