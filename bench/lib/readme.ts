@@ -75,7 +75,7 @@ export function writeReadme(results: readonly ScenarioResult[], wallSeconds: num
       '',
       'Scenarios: `ingest`, `memory`, `control-plane`, `inline-threshold`, `large-fetch`, `compression`, `scattered`, `small-requests`, `workers`, `pipeline`. Other flags: `--duration S` (seconds per autocannon run, small-requests; default 10, quick 3), `--reps N` (repetitions, every scenario), `--cpu-prof` (large-fetch, small-requests and workers add one unrecorded run per case with the server\'s main thread under the V8 profiler), `--cpu-prof-all` (server children run under `node --cpu-prof`: every thread, including the encoder workers, whole lifetime), `--report` (rebuild this file from bench/results/*.json without running). Profiles go to `$TMPDIR/s2sp-bench-profiles/`; `node dist/bench/profile-top.js FILE [N]` lists a profile\'s top self-time functions.',
       '',
-      'Each scenario prints a markdown table and its goals, and writes `bench/results/<scenario>.json` (every measurement, the machine, the notes). The data-plane scenarios use a MemoryStore with `singleUse: false`, a BENCH-ONLY setting that lets one token be fetched repeatedly; each one prints that it did.',
+      'Each scenario prints a markdown table and its goals, and writes `bench/results/<scenario>.json` (every measurement, the machine, the notes). The data-plane scenarios use a MemoryStore with `singleUse: false`, a BENCH-ONLY setting that lets one token be fetched repeatedly; each one prints that it did. small-requests is the exception: every s2sp request there takes a fresh single-use token, minted through the store before the run.',
     ].join('\n'),
     ...(analysis ? ['## Where the time goes (the misses)', analysis] : []),
     '## Scenarios',

@@ -9,8 +9,11 @@
  *   bare-route baseline of small-requests).
  *
  * The store is created with `singleUse: false`: BENCH-ONLY, so one token can
- * be fetched again and again. Started by bench/lib/server-child.ts with a
- * JSON config as its only argument.
+ * be fetched again and again. A plane with `freshStore` serves a single-use
+ * store instead, whose tokens (`mint-fresh`) all point at one copy of the
+ * body: the real workload, one fresh token per request, without a put per
+ * request. Started by bench/lib/server-child.ts with a JSON config as its
+ * only argument.
  */
 import { readFileSync } from 'node:fs';
 import type { Table } from 'apache-arrow';
@@ -30,9 +33,10 @@ export interface S2spServerConfig {
   /**
    * Data planes to mount, each with its own prefix and worker setting (default: one, no prefix,
    * default workers); `compressedCache: 0` turns off its cache of compressed buffers; `coldStore`
-   * serves the single-use store that `mint-cold` fills, instead of the multi-use one.
+   * serves the single-use store that `mint-cold` fills, `freshStore` the single-use store that
+   * `mint-fresh` fills, instead of the multi-use one.
    */
-  planes?: Array<{ prefix: string; workers?: number; compressedCache?: number; coldStore?: boolean }>;
+  planes?: Array<{ prefix: string; workers?: number; compressedCache?: number; coldStore?: boolean; freshStore?: boolean }>;
   /** Record each request's server time (scattered). */
   timings?: boolean;
 }
@@ -48,6 +52,17 @@ const store = new MemoryStore({ singleUse: false, maxBytes: 16 * 2 ** 30 });
 const coldStore = new MemoryStore({ maxBytes: 16 * 2 ** 30 });
 const tokens: string[] = [];
 for (let i = 0; i < tokenCount; i++) tokens.push((await store.put(table)).token);
+// Single use, one shared body: every `mint-fresh` token points at the copy this never-fetched
+// anchor token keeps alive (without it the body would be freed with the last consumed token).
+const freshStore = new MemoryStore({ maxBytes: 16 * 2 ** 30 });
+let freshBody: Table | undefined;
+const outstanding: string[] = [];
+if (planes.some((p) => p.freshStore)) {
+  const lease = await store.lease(tokens[0]);
+  freshBody = lease.body.table;
+  await freshStore.put(freshBody);
+  await lease.release();
+}
 // Only the store's shared-memory copies stay: drop the rows' table before measuring anything.
 table = undefined;
 collectGarbage();
@@ -57,7 +72,7 @@ const app = Fastify({ logger: false });
 installProbe(app, { timings: config.timings }); // root hook first: it times every route below
 for (const plane of planes) {
   await app.register(s2spDataPlane, {
-    store: plane.coldStore ? coldStore : store,
+    store: plane.coldStore ? coldStore : plane.freshStore ? freshStore : store,
     prefix: plane.prefix,
     ...(plane.workers === undefined ? {} : { workers: plane.workers }),
     ...(plane.compressedCache === undefined ? {} : { compressedCache: plane.compressedCache }),
@@ -101,6 +116,21 @@ handle('capture-bare', async ({ name, path, body, accept }) => {
   return { bytes: response.rawPayload.byteLength, type: response.headers['content-type'] };
 });
 handle('store-stats', () => store.stats());
+/** `count` fresh single-use tokens of the one shared body (a put of the same Table adds a token, not a copy). */
+handle('mint-fresh', async ({ count }) => {
+  if (freshBody === undefined) throw new Error('no plane serves the fresh store');
+  const out: string[] = [];
+  for (let i = 0; i < Number(count); i++) out.push((await freshStore.put(freshBody)).token);
+  for (const token of out) outstanding.push(token); // not push(...out): a long run mints more than the stack holds
+  return out;
+});
+/** Revokes every minted token a run left unused (consumed ones are gone already), keeping the anchor. */
+handle('drop-fresh', async () => {
+  let dropped = 0;
+  for (const token of outstanding.splice(0, outstanding.length)) if (await freshStore.delete(token)) dropped++;
+  return dropped;
+});
+handle('fresh-stats', () => freshStore.stats());
 /** A fresh copy of the body (a new body id, nothing compressed yet) behind a single-use token of the cold store. */
 handle('mint-cold', async () => {
   const lease = await store.lease(tokens[0]);

@@ -14,11 +14,13 @@ declare module 'autocannon' {
     p97_5: number;
     p99: number;
   }
-  interface Request {
+  export interface Request {
     method?: string;
     path?: string;
     headers?: Record<string, string>;
     body?: string | Buffer;
+    /** Called before each request is sent; returns the request to send (mutated or new). */
+    setupRequest?: (request: Request, context: Record<string, unknown>) => Request;
   }
   interface Client {
     setRequests(requests: Request[]): void;
@@ -32,6 +34,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string | Buffer;
     setupClient?: (client: Client) => void;
+    /** Requests each connection sends in turn (see Request.setupRequest). */
+    requests?: Request[];
     timeout?: number;
   }
   interface Result {

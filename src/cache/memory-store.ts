@@ -10,7 +10,7 @@
  * Single use is committed on completion (SPEC 3.4): `lease` marks the entry in
  * flight (a second lease gets 409), `commit` deletes it, `release` returns it,
  * and a lease neither renewed nor settled within the lease timeout ends by
- * itself. The check-and-mark in `lease` runs without an await, so it is
+ * itself (lazily: the next lease, renewal or expiry that looks finds it over). The check-and-mark in `lease` runs without an await, so it is
  * atomic on the event loop.
  */
 import { randomUUID } from 'node:crypto';
@@ -88,9 +88,14 @@ interface Body {
   freed: boolean;
 }
 
-/** The current lease of an entry. */
+/**
+ * The current lease of an entry. Its timeout is a deadline checked when it
+ * matters (another lease, a renewal, the entry's expiry), not a timer per
+ * lease: a small transfer settles long before any timeout, and arming and
+ * clearing a timer for each one showed in the small-requests profile.
+ */
 interface LeaseState {
-  timer?: NodeJS.Timeout;
+  deadline: number;
 }
 
 interface Entry {
@@ -227,13 +232,13 @@ export class MemoryStore implements BodyStore {
     if (entry === undefined || entry.expired || Date.now() >= entry.expiresAt) {
       throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     }
-    if (entry.lease !== undefined) throw new S2SPError('S2SP_ERR_TOKEN_IN_FLIGHT');
-    // Multi-use (benchmarks only): any number of transfers at once, none of them consumes.
-    const state: LeaseState = {};
-    if (this.singleUse) {
-      entry.lease = state;
-      this.#armLease(token, entry, state);
+    if (entry.lease !== undefined) {
+      if (Date.now() < entry.lease.deadline) throw new S2SPError('S2SP_ERR_TOKEN_IN_FLIGHT');
+      entry.lease = undefined; // timed out: the entry is free again
     }
+    // Multi-use (benchmarks only): any number of transfers at once, none of them consumes.
+    const state: LeaseState = { deadline: Date.now() + this.leaseTimeoutMs };
+    if (this.singleUse) entry.lease = state;
     const { body } = entry;
     body.leases++;
     this.#observers.emit({ type: 'leased' });
@@ -242,7 +247,6 @@ export class MemoryStore implements BodyStore {
       if (settled) return;
       settled = true;
       this.#observers.emit({ type: 'settled' });
-      clearTimeout(state.timer);
       body.leases--;
       if (entry.lease === state) entry.lease = undefined;
       if (this.#entries.get(token) === entry && entry.lease === undefined) {
@@ -257,22 +261,18 @@ export class MemoryStore implements BodyStore {
       timeoutMs: this.leaseTimeoutMs,
       renew: async () => {
         if (settled || entry.lease !== state || this.#entries.get(token) !== entry) return !settled && !this.singleUse;
-        this.#armLease(token, entry, state);
+        if (Date.now() >= state.deadline) {
+          // Timed out before this renewal: lost, as if another transfer had taken it.
+          entry.lease = undefined;
+          if (entry.expired) this.#remove(token, 'expired');
+          return false;
+        }
+        state.deadline = Date.now() + this.leaseTimeoutMs;
         return true;
       },
       commit: async () => settle(true),
       release: async () => settle(false),
     };
-  }
-
-  /** (Re)starts the lease timer: when it fires, the entry is free again (or gone, if it expired meanwhile). */
-  #armLease(token: string, entry: Entry, state: LeaseState): void {
-    clearTimeout(state.timer);
-    state.timer = setTimeout(() => {
-      if (entry.lease !== state) return;
-      entry.lease = undefined;
-      if (entry.expired) this.#remove(token, 'expired');
-    }, Math.min(this.leaseTimeoutMs, MAX_TIMER_MS)).unref();
   }
 
   async delete(token: string): Promise<boolean> {
@@ -326,14 +326,16 @@ export class MemoryStore implements BodyStore {
       return;
     }
     entry.expired = true;
-    if (entry.lease === undefined) this.#remove(token, 'expired');
+    const lease = entry.lease;
+    if (lease === undefined || Date.now() >= lease.deadline) this.#remove(token, 'expired');
+    // In flight: look again when the lease would time out (a renewal moves that on; a settle removes the entry first).
+    else entry.timer = this.#schedule(token, lease.deadline - Date.now());
   }
 
   #remove(token: string, reason: EvictReason): void {
     const entry = this.#entries.get(token);
     if (entry === undefined) return;
     clearTimeout(entry.timer);
-    if (entry.lease !== undefined) clearTimeout(entry.lease.timer);
     this.#entries.delete(token);
     entry.body.tokens--;
     if (entry.body.tokens === 0) this.#free(entry.body);

@@ -13,7 +13,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyPluginAsync } from 'fastify';
-import type { BodyStore } from '../cache/body-store.js';
+import type { BodyStore, CachedBody } from '../cache/body-store.js';
 import type { Registry } from 'prom-client';
 import { isWellFormedToken } from '../protocol/token.js';
 import { S2SPError } from '../errors.js';
@@ -22,13 +22,14 @@ import { CompressedBatchCache } from '../ipc/compressed-batch-cache.js';
 import { DEFAULT_CHUNK_ROWS, planChunks } from '../table/row-chunks.js';
 import { projectColumns } from '../table/select.js';
 import { createEncoderPool, type EncoderPool } from '../worker/encoder-pool.js';
-import { openBodyStream } from './body-stream.js';
+import { DEFAULT_INLINE_CELL_LIMIT, openBodyStream } from './body-stream.js';
+import { smallResponse } from './small-response.js';
 import { createEncoder, negotiateEncoding } from './content-encoding.js';
 import { errorForReply } from './error-reply.js';
 import { settleLease } from './lease-settlement.js';
-import { parseFetchRequest, resolveFetch } from './fetch-request.js';
+import { parseFetchRequest, resolveFetch, type ResolvedFetch } from './fetch-request.js';
 import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
-import { negotiateFormat, type NegotiationSupport } from './negotiate.js';
+import { negotiateFormat, type NegotiationSupport, type ResponseFormat } from './negotiate.js';
 import { DATA_ROUTE, DATA_ROUTE_WILDCARD, HEALTH_PATH, METRICS_PATH } from '../protocol/data-path.js';
 import { dataPlaneMetricsFor, serveMetrics } from './metrics.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
@@ -146,25 +147,13 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     try {
       const { body } = lease;
       const resolved = resolveFetch(fetchRequest, body.table);
-      const table = projectColumns(body.table, resolved.columns);
-      const response = await openBodyStream({
-        body,
-        table,
-        columns: resolved.columns === undefined ? null : table.schema.fields.map((f) => f.name),
-        chunks: planChunks(body.totalRows, resolved.sortedIds, chunkRows),
-        format,
-        pool,
-        compression: format.codec === undefined ? undefined : { codec: format.codec, compress: ipcCodec(format.codec).compress },
-        compressedCache,
-        inlineCellLimit,
-        wholeBody: resolved.sortedIds === undefined && resolved.columns === undefined,
-        signal: settlement.signal,
-      });
+      const small = smallResponse(body.table, resolved, format, inlineCellLimit ?? DEFAULT_INLINE_CELL_LIMIT);
+      const response = small ?? (await streamedResponse(body, resolved, format, settlement.signal));
       settlement.sending(() => {
         // The body's compressed buffers help only a later fetch of it; once its token is gone
         // (single use: MemoryStore then drops the body too), keeping them only costs memory and
         // garbage collections. A store that shares a body among tokens loses reuse here, not data.
-        if (compressedCache !== undefined) void store.has(token).then((alive) => alive || compressedCache.delete(body.id), () => {});
+        if (compressedCache?.holds(body.id)) void store.has(token).then((alive) => alive || compressedCache.delete(body.id), () => {});
       });
       if (format.kind === 'arrow') {
         reply.type(arrowStreamType(format.codec));
@@ -182,6 +171,24 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       throw error;
     }
   });
+
+  /** The chunked answer: encoded inline or in workers, streamed when it is more than one chunk. */
+  function streamedResponse(body: CachedBody, resolved: ResolvedFetch, format: ResponseFormat, signal: AbortSignal): Promise<Readable | Buffer> {
+    const table = projectColumns(body.table, resolved.columns);
+    return openBodyStream({
+      body,
+      table,
+      columns: resolved.columns === undefined ? null : table.schema.fields.map((f) => f.name),
+      chunks: planChunks(body.totalRows, resolved.sortedIds, chunkRows),
+      format,
+      pool,
+      compression: format.codec === undefined ? undefined : { codec: format.codec, compress: ipcCodec(format.codec).compress },
+      compressedCache,
+      inlineCellLimit,
+      wholeBody: resolved.sortedIds === undefined && resolved.columns === undefined,
+      signal,
+    });
+  }
 
   // Everything else under /s2sp/data/ gets our error document, and goes
   // through the redacting serializers instead of fastify's 404 log line,

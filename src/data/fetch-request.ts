@@ -38,7 +38,8 @@ export function parseFetchRequest(body: unknown): FetchRequest {
     if (!Array.isArray(rowIds)) {
       throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', { problem: 'notArray', got: rowIds });
     }
-    const bad = rowIds.filter((id) => !Number.isInteger(id) || (id as number) < 0);
+    // The list is built only when something is wrong: every fetch passes here.
+    const bad = rowIds.every(isIdLike) ? [] : rowIds.filter((id) => !isIdLike(id));
     if (bad.length > 0) {
       throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', { problem: 'notIntegers', bad });
     }
@@ -65,7 +66,7 @@ export function resolveFetch(request: FetchRequest, table: Table): ResolvedFetch
   const total = table.numRows;
   let sortedIds: number[] | undefined;
   if (request.rowIds !== undefined) {
-    const bad = request.rowIds.filter((id) => id >= total);
+    const bad = request.rowIds.every((id) => id < total) ? [] : request.rowIds.filter((id) => id >= total);
     if (bad.length > 0) {
       throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', { problem: 'outOfRange', totalRows: total, bad });
     }
@@ -73,7 +74,7 @@ export function resolveFetch(request: FetchRequest, table: Table): ResolvedFetch
   }
   let columns: string[] | undefined;
   if (request.columns !== undefined) {
-    const known = new Set(table.schema.fields.map((f) => f.name));
+    const known = namesOf(table);
     const unknown = request.columns.filter((c) => !known.has(c));
     if (unknown.length > 0) {
       const available = table.schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
@@ -82,4 +83,17 @@ export function resolveFetch(request: FetchRequest, table: Table): ResolvedFetch
     columns = [...request.columns];
   }
   return { sortedIds, columns };
+}
+
+function isIdLike(id: unknown): boolean {
+  return Number.isInteger(id) && (id as number) >= 0;
+}
+
+/** Column names per body (every fetch with columns asks; the schema never changes). */
+const namesByTable = new WeakMap<Table, ReadonlySet<string>>();
+
+function namesOf(table: Table): ReadonlySet<string> {
+  let names = namesByTable.get(table);
+  if (names === undefined) namesByTable.set(table, (names = new Set(table.schema.fields.map((f) => f.name))));
+  return names;
 }

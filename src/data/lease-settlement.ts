@@ -38,14 +38,21 @@ export interface LeaseSettlement {
 export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError: (error: unknown) => void): LeaseSettlement {
   const res = reply.raw;
   const socket = reply.request.raw.socket;
-  const hangUp = new AbortController();
+  // Made only when a transfer asks for the signal (one with chunks for the pool): a small answer
+  // sent as one Buffer never does, and an AbortController per request showed in its profile.
+  let hangUp: AbortController | undefined;
+  let hungUp = false;
+  const abort = () => {
+    hungUp = true;
+    hangUp?.abort();
+  };
   let sending = false;
   let settled = false;
   const renewal = setInterval(() => {
     lease.renew().then(
       (held) => {
         if (held || settled) return;
-        hangUp.abort();
+        abort();
         res.destroy(new Error('the lease on this token was lost'));
       },
       () => {}, // unreachable store: keep going; nobody else can take the lease meanwhile either
@@ -58,7 +65,7 @@ export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError
     settled = true;
     clearInterval(renewal);
     socket.removeListener('close', onGone);
-    if (!complete) hangUp.abort();
+    if (!complete) abort();
     await (complete ? lease.commit() : lease.release());
     if (complete) onCommitted?.();
   };
@@ -70,15 +77,21 @@ export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError
   function onGone(): void {
     // Before the response is sent, a chunk may still be reading the body: release comes from fail() or sending().
     if (sending) settleFromEvent(false);
-    else hangUp.abort();
+    else abort();
   }
   res.once('close', onGone);
   socket.once('close', onGone);
   // The client may have gone while the lease was being taken (an async store,
   // an embedding app's async hook): 'close' then fired before we listened.
-  if (gone()) hangUp.abort();
+  if (gone()) abort();
   return {
-    signal: hangUp.signal,
+    get signal() {
+      if (hangUp === undefined) {
+        hangUp = new AbortController();
+        if (hungUp) hangUp.abort();
+      }
+      return hangUp.signal;
+    },
     sending(committed) {
       sending = true;
       onCommitted = committed;

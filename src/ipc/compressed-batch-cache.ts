@@ -111,6 +111,11 @@ export class CompressedBatchCache {
     return out;
   }
 
+  /** True when buffers of the body are kept (cheap: the commit of every transfer asks). */
+  holds(bodyId: string): boolean {
+    return this.#bodies.has(bodyId);
+  }
+
   /** Drops one body's buffers. */
   delete(bodyId: string): void {
     const entry = this.#bodies.get(bodyId);

@@ -8,7 +8,7 @@
  * and Null. `canTake` says whether a table qualifies; otherwise callers fall
  * back to slices.
  */
-import { RecordBatch, Struct, Type, makeData, type Binary, type Bool, type Data, type Int, type Null, type Table } from 'apache-arrow';
+import { RecordBatch, Struct, Type, makeData, type Binary, type Bool, type Data, type Field, type Int, type Null, type Table } from 'apache-arrow';
 import type { DataProps } from 'apache-arrow/data';
 
 const FIXED_WIDTH = new Set<Type>([
@@ -25,10 +25,13 @@ const FIXED_WIDTH = new Set<Type>([
 
 /** True when every column of `table` has a layout {@link takeRows} can gather. */
 export function canTake(table: Table): boolean {
-  return table.schema.fields.every((f) => {
-    const id = f.type.typeId as Type;
-    return FIXED_WIDTH.has(id) || id === Type.Bool || id === Type.Utf8 || id === Type.Binary || id === Type.Null;
-  });
+  return table.schema.fields.every(canTakeField);
+}
+
+/** True when `field` has a flat layout (fixed-width values, Bool, Utf8, Binary or Null). */
+export function canTakeField(field: Field): boolean {
+  const id = field.type.typeId as Type;
+  return FIXED_WIDTH.has(id) || id === Type.Bool || id === Type.Utf8 || id === Type.Binary || id === Type.Null;
 }
 
 /** Where row `id` lives: its batch and its index in that batch. */

@@ -1,0 +1,225 @@
+/**
+ * The whole Arrow IPC stream of a small selection (schema, one record batch,
+ * end of stream), its values copied straight from the body's column buffers
+ * into one Buffer. The chunked path gathers the same rows into arrow-js Data
+ * (take-rows.ts), assembles them and writes the message; for a few dozen
+ * rows that object work cost several times the copying. The bytes are the
+ * ones that path writes for a gathered batch, buffer for buffer and padding
+ * for padding (test/data/small-response.test.ts holds them to it).
+ *
+ * Flat layouts only, as take-rows gathers them: fixed-width values, Bool,
+ * Utf8, Binary, Null. `selectionIpc` answers undefined for anything else.
+ */
+import { Schema, Type, type Data } from 'apache-arrow';
+import { BufferRegion, FieldNode } from 'apache-arrow/ipc/metadata/message';
+import { END_OF_STREAM } from '../protocol/arrow-framing.js';
+import { batchOfRow, type SelectionPlan } from '../table/selection-plan.js';
+import { canTakeField } from '../table/take-rows.js';
+import { recordBatchMetadata, schemaMessage } from './message-writer.js';
+
+/** How one response column is copied. */
+const Layout = {
+  Null: 0,
+  Bool: 1,
+  /** Utf8 or Binary: int32 offsets, then bytes. */
+  Binary: 2,
+  /** `width` bytes per row. */
+  Fixed: 3,
+} as const;
+
+interface ColumnLayout {
+  readonly layout: (typeof Layout)[keyof typeof Layout];
+  /** Bytes per row of a Fixed column. */
+  readonly width: number;
+  /** The column's chunk in every stored batch. */
+  readonly chunks: readonly Data[];
+  /** Fixed: each chunk's values as bytes; Bool, Binary: each chunk's values. */
+  readonly bytes: readonly Uint8Array[];
+  /**
+   * Fixed, when rows are whole 32-bit words at aligned addresses: each chunk's values as words.
+   * Copying a row word by word is a quarter of the loads and stores of byte by byte, and the
+   * byte loop was most of this file's time in the small-requests profile. (Words, not float64:
+   * a NaN read as a double may come back with other payload bits.)
+   */
+  readonly words: readonly Uint32Array[] | null;
+  /** Each chunk's validity bitmap, or null where every value is valid (read once: `nullCount` is a getter). */
+  readonly validity: readonly (Uint8Array | null)[];
+  /** Each chunk's offset (bitmaps and Bool values are indexed from it). */
+  readonly offsets: Int32Array;
+}
+
+/** What every answer of a plan shares: its schema message and how each column is copied. */
+interface IpcPlan {
+  readonly schema: Uint8Array;
+  readonly columns: readonly ColumnLayout[];
+}
+
+const IPC_MEMO = 'ipc';
+
+function ipcPlanOf(plan: SelectionPlan): IpcPlan | null {
+  const known = plan.memo.get(IPC_MEMO) as IpcPlan | null | undefined;
+  if (known !== undefined) return known;
+  let made: IpcPlan | null = null;
+  if (plan.fields.every(canTakeField)) {
+    // The schema a projection has (select.ts projectColumns): the chosen fields, the body's metadata.
+    const schema = schemaMessage(new Schema([...plan.fields], plan.body.schema.metadata));
+    made = { schema, columns: plan.fields.map((f, c) => layoutOf(f.type.typeId, plan, c)) };
+  }
+  plan.memo.set(IPC_MEMO, made);
+  return made;
+}
+
+function layoutOf(typeId: Type, plan: SelectionPlan, c: number): ColumnLayout {
+  const chunks = plan.body.batches.map((_batch, b) => plan.columnsOf(b)[c]);
+  const validity = chunks.map((d) => (d.nullCount === 0 || !d.nullBitmap || d.nullBitmap.length === 0 ? null : d.nullBitmap));
+  const offsets = Int32Array.from(chunks, (d) => d.offset);
+  const common = { chunks, validity, offsets, words: null };
+  if (typeId === Type.Null) return { layout: Layout.Null, width: 0, bytes: [], ...common };
+  if (typeId === Type.Bool || typeId === Type.Utf8 || typeId === Type.Binary) {
+    const layout = typeId === Type.Bool ? Layout.Bool : Layout.Binary;
+    return { layout, width: 0, bytes: chunks.map((d) => d.values as Uint8Array), ...common };
+  }
+  // Fixed width: `stride` elements of the values array per row, whatever its element type
+  // (`values` is already cut to the chunk's first row).
+  const bytes = chunks.map((d) => {
+    const values = d.values as ArrayBufferView;
+    return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+  });
+  const elementBytes = chunks.length > 0 ? (chunks[0].values as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT : 1;
+  const width = (chunks[0]?.stride ?? 1) * elementBytes;
+  const aligned = width % 4 === 0 && bytes.every((b) => b.byteOffset % 4 === 0 && b.byteLength % 4 === 0);
+  const words = aligned ? bytes.map((b) => new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4)) : null;
+  return { layout: Layout.Fixed, width, bytes, ...common, words };
+}
+
+function padTo8(n: number): number {
+  return (n + 7) & ~7;
+}
+
+/** Bytes of a validity or Bool bitmap of `n` rows as the assembler writes it (truncateBitmap pads it to 8). */
+function bitmapBytes(n: number): number {
+  return padTo8((n + 7) >> 3);
+}
+
+/**
+ * The Arrow IPC stream of rows `ids` (ascending, unique positions in the
+ * body) of `plan`'s projection, or undefined when a column's layout is not
+ * flat (the caller then takes the chunked path).
+ */
+export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffer | undefined {
+  const ipc = ipcPlanOf(plan);
+  if (ipc === null || plan.body.batches.length === 0) return undefined;
+  const n = ids.length;
+  // Where each row lives: its stored batch and its index there.
+  const batchAt = new Int32Array(n);
+  const rowAt = new Int32Array(n);
+  let b = 0;
+  for (let k = 0; k < n; k++) {
+    const id = ids[k];
+    if (id >= plan.starts[b + 1]) b = batchOfRow(plan, id, b);
+    batchAt[k] = b;
+    rowAt[k] = id - plan.starts[b];
+  }
+  const width = ipc.columns.length;
+  // Sizes first (the metadata needs every region before a body byte is written).
+  const nodes: FieldNode[] = [];
+  const regions: BufferRegion[] = [];
+  const nullCounts = new Int32Array(width);
+  let bodyLength = 0;
+  const region = (bytes: number) => {
+    regions.push(new BufferRegion(bodyLength, padTo8(bytes)));
+    bodyLength += padTo8(bytes);
+  };
+  for (let c = 0; c < width; c++) {
+    const column = ipc.columns[c];
+    const { layout, width: rowBytes, chunks } = column;
+    if (layout === Layout.Null) {
+      nodes.push(new FieldNode(n, n));
+      continue;
+    }
+    let nulls = 0;
+    for (let k = 0; k < n; k++) if (!isValid(column, batchAt[k], rowAt[k])) nulls++;
+    nullCounts[c] = nulls;
+    nodes.push(new FieldNode(n, nulls));
+    region(nulls > 0 ? bitmapBytes(n) : 0);
+    if (layout === Layout.Bool) region(nulls >= n ? (n + 7) >> 3 : bitmapBytes(n));
+    else if (layout === Layout.Fixed) region(n * rowBytes);
+    else {
+      let bytes = 0;
+      for (let k = 0; k < n; k++) {
+        const offsets = chunks[batchAt[k]].valueOffsets as Int32Array;
+        bytes += offsets[rowAt[k] + 1] - offsets[rowAt[k]];
+      }
+      region(4 * (n + 1));
+      region(bytes);
+    }
+  }
+  const metadata = recordBatchMetadata(n, nodes, regions, bodyLength);
+  const total = ipc.schema.byteLength + metadata.byteLength + bodyLength + END_OF_STREAM.byteLength;
+  // Zeroed: padding and unset bits must be zero, as the assembler's are.
+  const out = Buffer.alloc(total);
+  out.set(ipc.schema, 0);
+  out.set(metadata, ipc.schema.byteLength);
+  const bodyStart = ipc.schema.byteLength + metadata.byteLength;
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  let r = 0; // region index
+  for (let c = 0; c < width; c++) {
+    const column = ipc.columns[c];
+    const { layout, width: rowBytes, chunks, bytes: sources, offsets: chunkOffsets } = column;
+    if (layout === Layout.Null) continue;
+    const validityAt = bodyStart + Number(regions[r++].offset);
+    if (nullCounts[c] > 0) {
+      for (let k = 0; k < n; k++) if (isValid(column, batchAt[k], rowAt[k])) out[validityAt + (k >> 3)] |= 1 << (k & 7);
+    }
+    const at = bodyStart + Number(regions[r++].offset);
+    if (layout === Layout.Bool) {
+      if (nullCounts[c] >= n) continue; // all null: the assembler writes zeros
+      for (let k = 0; k < n; k++) {
+        const bit = chunkOffsets[batchAt[k]] + rowAt[k];
+        if (sources[batchAt[k]][bit >> 3] & (1 << (bit & 7))) out[at + (k >> 3)] |= 1 << (k & 7);
+      }
+    } else if (layout === Layout.Fixed && column.words !== null && (out.byteOffset + at) % 4 === 0) {
+      const rowWords = rowBytes / 4;
+      const target = new Uint32Array(out.buffer, out.byteOffset + at, n * rowWords);
+      const sources = column.words;
+      for (let k = 0; k < n; k++) {
+        const src = sources[batchAt[k]];
+        const from = rowAt[k] * rowWords;
+        const to = k * rowWords;
+        for (let j = 0; j < rowWords; j++) target[to + j] = src[from + j];
+      }
+    } else if (layout === Layout.Fixed) {
+      for (let k = 0; k < n; k++) {
+        const src = sources[batchAt[k]];
+        const from = rowAt[k] * rowBytes;
+        const to = at + k * rowBytes;
+        for (let j = 0; j < rowBytes; j++) out[to + j] = src[from + j];
+      }
+    } else {
+      const bytesAt = bodyStart + Number(regions[r++].offset);
+      let offset = 0;
+      view.setInt32(at, 0, true);
+      for (let k = 0; k < n; k++) {
+        const offsets = chunks[batchAt[k]].valueOffsets as Int32Array;
+        const src = sources[batchAt[k]];
+        const start = offsets[rowAt[k]];
+        const end = offsets[rowAt[k] + 1];
+        // A loop for short values: a subarray per value cost more than copying a short string.
+        if (end - start > 64) out.set(src.subarray(start, end), bytesAt + offset);
+        else for (let j = start, to = bytesAt + offset; j < end; j++, to++) out[to] = src[j];
+        offset += end - start;
+        view.setInt32(at + 4 * (k + 1), offset, true);
+      }
+    }
+  }
+  out.set(END_OF_STREAM, total - END_OF_STREAM.byteLength);
+  return out;
+}
+
+/** Row `i` of stored batch `b` is valid (take-rows.ts reads validity the same way). */
+function isValid(column: ColumnLayout, b: number, i: number): boolean {
+  const bits = column.validity[b];
+  if (bits === null) return true;
+  const bit = column.offsets[b] + i;
+  return (bits[bit >> 3] & (1 << (bit & 7))) !== 0;
+}

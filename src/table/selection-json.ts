@@ -1,0 +1,70 @@
+/**
+ * The whole JSON document (SPEC 3.2) of a small selection, written straight
+ * from the body's column buffers into one Buffer: no gathered batch, no
+ * Table, no stream. The bytes equal what the chunked path writes (the same
+ * per-column writers over the same values; test/data/small-response.test.ts).
+ */
+import { ByteWriter } from './byte-writer.js';
+import { jsonDocumentTail } from './json-encoding.js';
+import { batchOfRow, type SelectionPlan } from './selection-plan.js';
+
+const OPEN = new TextEncoder().encode('{"body":[');
+const NAMES_MEMO = 'json:names';
+
+/**
+ * Scratch space reused by every call: the document is copied out once at
+ * its final size, so a request allocates one Buffer (from Node's pool when
+ * small) instead of a growing writer of its own.
+ */
+const scratch = new ByteWriter(64 * 1024);
+/** Scratch buffers above this are dropped after use, so one big answer does not pin its memory. */
+const SCRATCH_KEEP_BYTES = 1024 * 1024;
+
+/**
+ * The JSON document of rows `ids` (ascending, unique positions in the body)
+ * of `plan`'s projection.
+ */
+export function selectionJson(plan: SelectionPlan, ids: ArrayLike<number>): Buffer {
+  const w = scratch;
+  w.pos = 0;
+  try {
+    w.bytes(OPEN);
+    const keys = plan.jsonKeys;
+    const width = keys.length;
+    let b = ids.length > 0 ? batchOfRow(plan, ids[0], 0) : 0;
+    let start = plan.starts[b];
+    let end = plan.starts[b + 1];
+    let writers = ids.length > 0 ? plan.writersOf(b) : [];
+    for (let k = 0; k < ids.length; k++) {
+      const id = ids[k];
+      if (id >= end) {
+        b = batchOfRow(plan, id, b);
+        start = plan.starts[b];
+        end = plan.starts[b + 1];
+        writers = plan.writersOf(b);
+      }
+      const i = id - start;
+      w.ensure(1);
+      if (k > 0) w.buf[w.pos++] = 0x2c; // ','
+      for (let c = 0; c < width; c++) {
+        w.bytes(keys[c]);
+        writers[c](w, i);
+      }
+      w.ensure(1);
+      w.buf[w.pos++] = 0x7d; // '}'
+    }
+    w.utf8(jsonDocumentTail(ids.length, namesOf(plan)));
+    const out = Buffer.allocUnsafe(w.pos);
+    out.set(w.buf.subarray(0, w.pos));
+    return out;
+  } finally {
+    if (w.buf.byteLength > SCRATCH_KEEP_BYTES) w.take(64 * 1024);
+    w.pos = 0;
+  }
+}
+
+function namesOf(plan: SelectionPlan): string[] {
+  let names = plan.memo.get(NAMES_MEMO) as string[] | undefined;
+  if (names === undefined) plan.memo.set(NAMES_MEMO, (names = plan.fields.map((f) => f.name)));
+  return names;
+}

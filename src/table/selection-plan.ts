@@ -1,0 +1,94 @@
+/**
+ * What every small response of one body and one projection shares, worked
+ * out once and kept: the response fields and where they sit in the body,
+ * where each stored batch starts, the JSON key bytes, and (lazily, per
+ * stored batch) the column chunks and their JSON writers. A small request
+ * then only locates its rows and copies their values; building arrow-js
+ * Schemas, RecordBatches and visitors per request cost more than the copy
+ * (bench/small-requests, profiled).
+ *
+ * Plans hang off the body table (weakly), so they go when the body goes.
+ */
+import type { Data, Field, Table } from 'apache-arrow';
+import { ROW_ID } from '../protocol/row-id.js';
+import { jsonWriter, type JsonWriter } from './json-column-writers.js';
+
+/** A body seen through one projection. */
+export interface SelectionPlan {
+  readonly body: Table;
+  /** The response fields, `_row_id` first. */
+  readonly fields: readonly Field[];
+  /** Each response field's index in the body schema. */
+  readonly indices: readonly number[];
+  /** Row position of every stored batch, and the row count at the end. */
+  readonly starts: Int32Array;
+  /** `{"_row_id":` for the first field, `,"name":` for the others (JSON keys as jsonRowBytes writes them). */
+  readonly jsonKeys: readonly Uint8Array[];
+  /** The response field chunks of stored batch `b`. */
+  columnsOf(b: number): readonly Data[];
+  /** The JSON writers of the response fields over stored batch `b`. */
+  writersOf(b: number): readonly JsonWriter[];
+  /** Per-plan memo for encoders (e.g. the Arrow schema message), keyed by the encoder. */
+  readonly memo: Map<string, unknown>;
+}
+
+/** Projections kept per body: a client that asks for ever new column sets must not grow memory without bound. */
+const MAX_PLANS_PER_BODY = 32;
+
+const plansByBody = new WeakMap<Table, Map<string, SelectionPlan>>();
+const encoder = new TextEncoder();
+
+/**
+ * The plan of `body` projected to `columns` (as projectColumns orders them:
+ * `_row_id` first, then the columns once each; undefined or empty for all).
+ * Every name must exist in the body.
+ */
+export function selectionPlanOf(body: Table, columns: readonly string[] | undefined): SelectionPlan {
+  let plans = plansByBody.get(body);
+  if (plans === undefined) plansByBody.set(body, (plans = new Map()));
+  // A name cannot hold NUL: it keys the projection unambiguously.
+  const key = columns === undefined ? '' : columns.join('\u0000');
+  const known = plans.get(key);
+  if (known !== undefined) return known;
+  const plan = newPlan(body, columns);
+  if (plans.size >= MAX_PLANS_PER_BODY) plans.delete(plans.keys().next().value as string);
+  plans.set(key, plan);
+  return plan;
+}
+
+function newPlan(body: Table, columns: readonly string[] | undefined): SelectionPlan {
+  const all = body.schema.fields;
+  const indices =
+    columns === undefined || columns.length === 0
+      ? all.map((_f, i) => i)
+      : [ROW_ID, ...new Set(columns.filter((c) => c !== ROW_ID))].map((name) => all.findIndex((f) => f.name === name));
+  const fields = indices.map((i) => all[i]);
+  const starts = new Int32Array(body.batches.length + 1);
+  body.batches.forEach((batch, b) => (starts[b + 1] = starts[b] + batch.numRows));
+  const jsonKeys = fields.map((f, c) => encoder.encode((c === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
+  const columnsByBatch: Array<readonly Data[] | undefined> = [];
+  const writersByBatch: Array<readonly JsonWriter[] | undefined> = [];
+  const columnsOf = (b: number): readonly Data[] =>
+    (columnsByBatch[b] ??= indices.map((i) => body.batches[b].data.children[i]));
+  return {
+    body,
+    fields,
+    indices,
+    starts,
+    jsonKeys,
+    columnsOf,
+    writersOf: (b) => (writersByBatch[b] ??= columnsOf(b).map((data, c) => jsonWriter(fields[c], data))),
+    memo: new Map(),
+  };
+}
+
+/**
+ * The stored batch holding row `id`, searching forward from batch `from`
+ * (ids come ascending, so each search starts where the last one ended).
+ */
+export function batchOfRow(plan: SelectionPlan, id: number, from: number): number {
+  const { starts } = plan;
+  let b = from;
+  while (starts[b + 1] <= id) b++;
+  return b;
+}
