@@ -41,6 +41,9 @@ const DEFAULT_TIMEOUT_MS = 10_000;
  * store's own (methods bound to it, so class-private state works).
  */
 export function watchLeases<S extends BodyStore>(store: S): WatchedStore<S> {
+  // One watcher per store: two planes over one store must see one store object (metrics count it once).
+  const known = watched.get(store);
+  if (known !== undefined) return known as WatchedStore<S>;
   const ended = new Map<string, Settlement[]>();
   const renewals = new Map<string, number>();
   let leaseCount = 0;
@@ -102,7 +105,7 @@ export function watchLeases<S extends BodyStore>(store: S): WatchedStore<S> {
     renewed: (token, count, timeoutMs) =>
       until(() => (renewals.get(token) ?? 0) >= count, `${count} renewals of the token's lease`, timeoutMs),
   };
-  return new Proxy(store, {
+  const proxy = new Proxy(store, {
     get(target, property) {
       if (property === 'lease') return lease;
       if (property in watch) return Reflect.get(watch, property);
@@ -110,4 +113,9 @@ export function watchLeases<S extends BodyStore>(store: S): WatchedStore<S> {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   }) as WatchedStore<S>;
+  watched.set(store, proxy);
+  watched.set(proxy, proxy);
+  return proxy;
 }
+
+const watched = new WeakMap<BodyStore, WatchedStore>();
