@@ -13,7 +13,9 @@ import https from 'node:https';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
-import { acceptFor, bodyFormatOption, codecsToAsk, decodeAnswer, type BodyCodec, type BodyFormat } from './body-format.js';
+import { acceptFor, bodyFormatOption, codecsToAsk, decodeAnswer, jsonStreamFor, type BodyCodec, type BodyFormat } from './body-format.js';
+import type { DecodedBody } from './json-body.js';
+import type { JsonBodyStream } from './json-body-stream.js';
 import { checkResourceUrl, isLoopbackHost } from './resource-url.js';
 import { fetchFailed, httpFailure } from './http-failure.js';
 
@@ -95,10 +97,10 @@ export async function fetchBody(resourceUrl: string, options: FetchBodyOptions =
   const format = bodyFormatOption(options.format);
   const codecs = format === 'json' ? [] : codecsToAsk(options.codec, isLoopbackHost(url.hostname));
   const payload = JSON.stringify(requestBody(options));
-  const { bytes, contentType } = await post(url, payload, acceptFor(format, codecs), maxBytes, timeoutMs, options.signal);
-  const decoded = decodeAnswer(bytes, contentType, format);
+  const answer = await post(url, payload, acceptFor(format, codecs), maxBytes, timeoutMs, options.signal, (type) => jsonStreamFor(type, format));
+  const decoded = answer.decoded !== undefined ? { ...answer.decoded, format: 'json' as const, compressed: false } : decodeAnswer(answer.bytes as Buffer, answer.contentType, format);
   const { table } = decoded;
-  return { ...decoded, bytesReceived: bytes.byteLength, rows: () => rowsFromTable(table) };
+  return { ...decoded, bytesReceived: answer.received, rows: () => rowsFromTable(table) };
 }
 
 /**
@@ -122,9 +124,11 @@ export function requestBody(options: FetchBodyOptions): { row_ids?: number[]; co
   return out;
 }
 
-/** What a 2xx answer brought: the whole body and its Content-Type. */
+/** What a 2xx answer brought: the whole body (or, for JSON, the body decoded as it came) and its Content-Type. */
 interface Answer {
-  bytes: Buffer;
+  bytes?: Buffer;
+  decoded?: DecodedBody;
+  received: number;
   contentType: string | undefined;
 }
 
@@ -141,8 +145,20 @@ const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
  * ECONNRESET or EPIPE before any response byte is sent once more, on a fresh
  * connection: the server never answered it, so it cannot have served the
  * token (a lease it took is released when the connection closes).
+ *
+ * A 2xx body that `streamFor` gives a decoder for (JSON) is decoded as it
+ * arrives instead of being kept. A decoding error is only reported once the
+ * transfer is over, so a transfer that fails still fails as before.
  */
-function post(url: URL, payload: string, accept: string, maxBytes: number, timeoutMs: number, signal?: AbortSignal): Promise<Answer> {
+function post(
+  url: URL,
+  payload: string,
+  accept: string,
+  maxBytes: number,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  streamFor: (contentType: string | undefined) => JsonBodyStream | undefined,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(fetchFailed({ problem: 'aborted' }, signal.reason));
@@ -151,7 +167,7 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
     const client = url.protocol === 'https:' ? https : http;
     let settled = false;
     let contentType: string | undefined;
-    const finish = (error: S2SPError | undefined, bytes?: Buffer) => {
+    const finish = (error: S2SPError | undefined, answer?: Omit<Answer, 'contentType'>) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -160,7 +176,7 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
         request.destroy();
         reject(error);
       } else {
-        resolve({ bytes: bytes as Buffer, contentType });
+        resolve({ ...(answer as Omit<Answer, 'contentType'>), contentType });
       }
     };
     const onAbort = () => finish(fetchFailed({ problem: 'aborted' }, signal?.reason));
@@ -212,6 +228,8 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
       }
       const chunks: Buffer[] = [];
       let received = 0;
+      const stream = ok ? streamFor(contentType) : undefined;
+      let streamError: unknown;
       response.on('data', (chunk: Buffer) => {
         received += chunk.length;
         if (received > limit) {
@@ -219,13 +237,30 @@ function post(url: URL, payload: string, accept: string, maxBytes: number, timeo
           else finish(httpFailure(status, Buffer.concat(chunks)));
           return;
         }
-        chunks.push(chunk);
+        if (stream === undefined) chunks.push(chunk);
+        else if (streamError === undefined) {
+          try {
+            stream.write(chunk);
+          } catch (error) {
+            streamError = error;
+          }
+        }
       });
       response.on('end', () => {
-        const bytes = Buffer.concat(chunks, received);
         if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
-        else if (!ok) finish(httpFailure(status, bytes));
-        else finish(undefined, bytes);
+        else if (!ok) finish(httpFailure(status, Buffer.concat(chunks, received)));
+        else if (stream === undefined) finish(undefined, { bytes: Buffer.concat(chunks, received), received });
+        else {
+          let decoded: DecodedBody;
+          try {
+            if (streamError !== undefined) throw streamError;
+            decoded = stream.end();
+          } catch (error) {
+            finish(error as S2SPError);
+            return;
+          }
+          finish(undefined, { decoded, received });
+        }
       });
       response.on('error', (error) =>
         finish(fetchFailed({ problem: 'broken' }, error)),

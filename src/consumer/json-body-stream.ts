@@ -10,6 +10,13 @@
  * So no string of the whole body is ever built, the row objects die young,
  * and decoding overlaps the transfer; the bytes held at any time are one run.
  *
+ * Scanning every byte in JavaScript cost as much as decoding, so the rows
+ * of a run are not scanned: the run is cut at its last `}` that ends a
+ * whole number of rows, which the decoding proves (JSON is read the same
+ * from the same start, so a prefix that decodes as rows ends on a row
+ * boundary of the document). Only when no such `}` is found near the end
+ * (a row larger than a run, a syntax error) does the byte scanner cut it.
+ *
  * The result, and the error for a body that is not ours, are those of
  * bodyFromJson over the whole body (json-body.ts, which stays the reference):
  * any syntax error anywhere is `notJson`, and otherwise the checks come in
@@ -20,6 +27,7 @@
 import { isS2SPError, type S2SPError } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
 import { parseJsonExact } from '../table/exact-json.js';
+import { parseJsonExactFast } from '../table/exact-literals.js';
 import { RowColumns } from '../table/row-columns.js';
 import { responseInvalid as invalid } from './http-failure.js';
 import { bodyFromJson, type DecodedBody } from './json-body.js';
@@ -28,6 +36,8 @@ import { bodyFromJson, type DecodedBody } from './json-body.js';
 const FLUSH_BYTES = 1 << 20;
 /** Row ids below this are checked for duplicates in a bitmap (at most 8 MiB); larger ones in a Set. */
 const BITMAP_IDS = 1 << 26;
+/** `}` tried from a run's end before the byte scanner cuts it: a partial row ends in few of them. */
+const CUT_ATTEMPTS = 4;
 
 const SPACE = 0x20;
 const TAB = 0x09;
@@ -64,8 +74,10 @@ const enum At {
   FirstRow,
   /** After `,` in the body: a row. */
   Row,
-  /** Inside a row. */
+  /** Inside a row, scanned byte by byte. */
   InRow,
+  /** Inside the body from a row's start, bytes gathered unscanned. */
+  Fast,
   /** After a row: `,` or `]`. */
   AfterRow,
   /** After the root's `}`: whitespace only. */
@@ -78,6 +90,7 @@ const isSpace = (c: number): boolean => c === SPACE || c === LF || c === CR || c
 
 /** A JSON body decoder fed chunk by chunk: {@link write} each chunk, then {@link end}. */
 export class JsonBodyStream {
+  readonly #runBytes: number;
   #at = At.Start;
   /** Bytes kept before the root `{` (whitespace), or all of them once it is not ours. */
   #kept: Buffer[] = [];
@@ -107,6 +120,8 @@ export class JsonBodyStream {
   /** Absolute offset after the last whole row of the run, and where the row in progress began. */
   #wholeEnd = 0;
   #rowStart = 0;
+  /** The byte scanner cuts the current run (no row boundary was found in it). */
+  #slowRun = false;
   /** Absolute offset of the current chunk's first byte. */
   #offset = 0;
 
@@ -120,6 +135,14 @@ export class JsonBodyStream {
   #columnsReturned: unknown = undefined;
   /** The first syntax error; nothing is decoded after it. */
   #failed: S2SPError | undefined;
+
+  /**
+   * @param options.runBytes bytes of rows gathered before they are decoded
+   *   (default 1 MiB; tests make it small to cut runs everywhere)
+   */
+  constructor(options: { runBytes?: number } = {}) {
+    this.#runBytes = options.runBytes ?? FLUSH_BYTES;
+  }
 
   /**
    * Takes the next chunk of the body.
@@ -144,6 +167,19 @@ export class JsonBodyStream {
   end(): DecodedBody {
     if (this.#failed !== undefined) throw this.#failed;
     if (this.#at === At.Start || this.#at === At.NotOurs) return bodyFromJson(Buffer.concat(this.#kept));
+    if (this.#at === At.Fast) {
+      // The rest of the body and of the document: the scanner finds where the body ends.
+      const bytes = Buffer.concat(this.#runParts);
+      this.#runParts = [];
+      this.#runActive = false;
+      this.#slowRun = true;
+      this.#at = At.Row;
+      try {
+        this.#rescan(bytes, this.#runStart);
+      } catch (error) {
+        throw isS2SPError(error) ? error : invalid({ problem: 'notJson' }, error);
+      }
+    }
     if (this.#at !== At.Done) throw invalid({ problem: 'notJson' }, new SyntaxError('Unexpected end of JSON input'));
     if (!this.#bodyIsArray) throw invalid({ problem: 'noBody' });
     if (this.#rowError !== undefined) throw this.#rowError;
@@ -292,6 +328,19 @@ export class JsonBodyStream {
           }
           if (c === CLOSE_BRACKET || c === COMMA || c === CLOSE_BRACE || c === COLON) return syntax(c, this.#offset + i);
           this.#rowStart = this.#offset + i;
+          if (!this.#slowRun) {
+            // Rows the scanner was cutting (the tail of its last run): decode them, then go fast.
+            if (this.#runActive) {
+              this.#runParts.push(chunk.subarray(partFrom, i));
+              this.#flushRun(false);
+            }
+            this.#at = At.Fast;
+            this.#runActive = true;
+            this.#runStart = this.#rowStart;
+            partFrom = i;
+            i = n;
+            continue;
+          }
           if (!this.#runActive) {
             this.#runActive = true;
             this.#runStart = this.#rowStart;
@@ -301,6 +350,9 @@ export class JsonBodyStream {
           this.#startValue(c);
           this.#at = At.InRow;
           if (!this.#scalar) i++;
+          continue;
+        case At.Fast:
+          i = n;
           continue;
         case At.InRow: {
           const end = this.#valueEnd(chunk, i);
@@ -345,7 +397,51 @@ export class JsonBodyStream {
     if (this.#at === At.InKey || this.#at === At.InValue) this.#parts.push(Buffer.from(chunk.subarray(partFrom)));
     if (this.#runActive) {
       this.#runParts.push(chunk.subarray(partFrom));
-      if (this.#wholeEnd - this.#runStart >= FLUSH_BYTES) this.#flushRun(this.#at === At.InRow);
+      if (this.#at === At.Fast) {
+        if (this.#offset + n - this.#runStart >= this.#runBytes) this.#flushFast();
+      } else if (this.#wholeEnd - this.#runStart >= this.#runBytes) this.#flushRun(this.#at === At.InRow);
+    }
+  }
+
+  /**
+   * Decodes the run up to its last `}` that ends whole rows (a few are
+   * tried, from the end), then scans what follows it: a separator, the next
+   * row's start, maybe the body's end. Without one, the byte scanner cuts
+   * the run.
+   */
+  #flushFast(): void {
+    const bytes = Buffer.concat(this.#runParts);
+    const start = this.#runStart;
+    this.#runParts = [];
+    this.#runActive = false;
+    let end = bytes.length;
+    for (let attempt = 0; attempt < CUT_ATTEMPTS; attempt++) {
+      end = end > 0 ? bytes.lastIndexOf(CLOSE_BRACE, end - 1) : -1;
+      if (end < 0) break;
+      let rows: unknown[];
+      try {
+        rows = parseJsonExactFast(`[${bytes.toString('utf8', 0, end + 1)}]`, this.#onWholeFloat) as unknown[];
+      } catch {
+        continue; // not a row boundary (or not JSON: the scanner will say so)
+      }
+      for (let r = 0; r < rows.length; r++) this.#row(rows[r]);
+      this.#at = At.AfterRow;
+      this.#rescan(bytes.subarray(end + 1), start + end + 1);
+      return;
+    }
+    this.#slowRun = true;
+    this.#at = At.Row;
+    this.#rescan(bytes, start);
+  }
+
+  /** Scans bytes already received again, from absolute offset `at`. */
+  #rescan(bytes: Buffer, at: number): void {
+    const offset = this.#offset;
+    this.#offset = at;
+    try {
+      this.#scan(bytes);
+    } finally {
+      this.#offset = offset;
     }
   }
 
@@ -432,6 +528,7 @@ export class JsonBodyStream {
     this.#seenLarge = new Set();
     this.#runParts = [];
     this.#runActive = false;
+    this.#slowRun = false;
   }
 
   /**
@@ -441,13 +538,14 @@ export class JsonBodyStream {
   #flushRun(keepTail: boolean): void {
     const bytes = Buffer.concat(this.#runParts);
     const wholeLength = this.#wholeEnd - this.#runStart;
+    this.#slowRun = false;
     const tail = keepTail ? Buffer.from(bytes.subarray(this.#rowStart - this.#runStart)) : undefined;
     this.#runParts = tail === undefined ? [] : [tail];
     this.#runActive = tail !== undefined;
     this.#runStart = this.#rowStart;
     this.#wholeEnd = this.#rowStart;
     if (wholeLength <= 0) return;
-    const rows = parseJsonExact(`[${bytes.toString('utf8', 0, wholeLength)}]`, { onWholeFloat: this.#onWholeFloat }) as unknown[];
+    const rows = parseJsonExactFast(`[${bytes.toString('utf8', 0, wholeLength)}]`, this.#onWholeFloat) as unknown[];
     for (let r = 0; r < rows.length; r++) this.#row(rows[r]);
   }
 

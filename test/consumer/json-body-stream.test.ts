@@ -27,8 +27,11 @@ function outcome(decode: () => DecodedBody): Outcome {
   }
 }
 
-function streamed(bytes: Buffer, cuts: readonly number[]): DecodedBody {
-  const stream = new JsonBodyStream();
+/** Runs of rows decoded: the default, and tiny ones, so runs are cut (and boundaries searched) everywhere. */
+const RUN_SIZES = [undefined, 1, 7, 40];
+
+function streamed(bytes: Buffer, cuts: readonly number[], runBytes?: number): DecodedBody {
+  const stream = new JsonBodyStream({ runBytes });
   let from = 0;
   for (const cut of [...cuts, bytes.length]) {
     // Copies, as the network gives: no chunk shares memory with the next.
@@ -42,16 +45,19 @@ function streamed(bytes: Buffer, cuts: readonly number[]): DecodedBody {
 function assertSameAtEveryCut(text: string | Buffer): void {
   const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
   const expected = outcome(() => bodyFromJson(bytes));
-  assert.deepStrictEqual(outcome(() => streamed(bytes, [])), expected, `whole: ${bytes.toString('utf8', 0, 200)}`);
-  for (let cut = 0; cut <= bytes.length; cut++) {
-    assert.deepStrictEqual(outcome(() => streamed(bytes, [cut])), expected, `cut at ${cut}: ${bytes.toString('utf8', 0, 200)}`);
+  for (const runBytes of RUN_SIZES) {
+    assert.deepStrictEqual(outcome(() => streamed(bytes, [], runBytes)), expected, `whole: ${bytes.toString('utf8', 0, 200)}`);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const at = `cut at ${cut}, runs of ${runBytes}: ${bytes.toString('utf8', 0, 200)}`;
+      assert.deepStrictEqual(outcome(() => streamed(bytes, [cut], runBytes)), expected, at);
+    }
   }
 }
 
 /** The decoder fed one byte at a time (every boundary at once, state carried through each). */
 function assertSameByteByByte(bytes: Buffer): void {
   const cuts = Array.from({ length: bytes.length }, (_, i) => i);
-  assert.deepStrictEqual(outcome(() => streamed(bytes, cuts)), outcome(() => bodyFromJson(bytes)));
+  for (const runBytes of RUN_SIZES) assert.deepStrictEqual(outcome(() => streamed(bytes, cuts, runBytes)), outcome(() => bodyFromJson(bytes)));
 }
 
 const SAMPLE =
@@ -71,7 +77,7 @@ test('every type of the type matrix, as the data plane writes it: the same at ev
   assertSameByteByByte(bytes);
   // Every cut of a large document is slow: every cut of the first rows, then a stride.
   for (let cut = 0; cut <= bytes.length; cut += cut < 2000 ? 1 : 7) {
-    assert.deepStrictEqual(outcome(() => streamed(bytes, [cut])), outcome(() => bodyFromJson(bytes)), `cut at ${cut}`);
+    for (const runBytes of [undefined, 40]) assert.deepStrictEqual(outcome(() => streamed(bytes, [cut], runBytes)), outcome(() => bodyFromJson(bytes)), `cut at ${cut}`);
   }
   assert.equal(outcome(() => bodyFromJson(bytes)).ok, true);
 });
@@ -136,7 +142,7 @@ test('documents that are cut short, malformed or not ours: the same error (or re
     const cutShort = whole.subarray(0, end);
     const expected = outcome(() => bodyFromJson(cutShort));
     assert.equal(expected.ok, false);
-    assert.deepStrictEqual(outcome(() => streamed(cutShort, [end >> 1])), expected, `cut short at ${end}`);
+    for (const runBytes of RUN_SIZES) assert.deepStrictEqual(outcome(() => streamed(cutShort, [end >> 1], runBytes)), expected, `cut short at ${end}`);
   }
 });
 
