@@ -27,7 +27,7 @@
 import { isS2SPError, type S2SPError } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
 import { parseJsonExact } from '../table/exact-json.js';
-import { parseJsonExactFast } from '../table/exact-literals.js';
+import { exactFromParsed, parseJsonExactFast } from '../table/exact-literals.js';
 import { RowColumns } from '../table/row-columns.js';
 import { responseInvalid as invalid } from './http-failure.js';
 import { bodyFromJson, type DecodedBody } from './json-body.js';
@@ -38,6 +38,8 @@ const FLUSH_BYTES = 1 << 20;
 const BITMAP_IDS = 1 << 26;
 /** `}` tried from a run's end before the byte scanner cuts it: a partial row ends in few of them. */
 const CUT_ATTEMPTS = 4;
+/** How the data plane's JSON writer joins two rows (json-encoding.ts): a likely cut, checked like any other. */
+const ROW_BOUNDARY = Buffer.from('},{"_row_id":');
 
 const SPACE = 0x20;
 const TAB = 0x09;
@@ -414,16 +416,22 @@ export class JsonBodyStream {
     const start = this.#runStart;
     this.#runParts = [];
     this.#runActive = false;
+    // First where the data plane starts a row (its `_row_id` comes first), then the last few `}`.
+    const boundary = bytes.lastIndexOf(ROW_BOUNDARY);
     let end = bytes.length;
-    for (let attempt = 0; attempt < CUT_ATTEMPTS; attempt++) {
-      end = end > 0 ? bytes.lastIndexOf(CLOSE_BRACE, end - 1) : -1;
+    for (let attempt = boundary < 0 ? 1 : 0; attempt <= CUT_ATTEMPTS; attempt++) {
+      end = attempt === 0 ? boundary : bytes.lastIndexOf(CLOSE_BRACE, end - 1);
       if (end < 0) break;
-      let rows: unknown[];
+      const text = `[${bytes.toString('utf8', 0, end + 1)}]`;
+      let parsed: unknown;
       try {
-        rows = parseJsonExactFast(`[${bytes.toString('utf8', 0, end + 1)}]`, this.#onWholeFloat) as unknown[];
+        // JSON.parse alone tells a boundary; a text only the exact reader takes (bare NaN) is left to the scanner.
+        parsed = JSON.parse(text);
       } catch {
+        if (attempt === 0) end = bytes.length;
         continue; // not a row boundary (or not JSON: the scanner will say so)
       }
+      const rows = exactFromParsed(text, parsed, this.#onWholeFloat) as unknown[];
       for (let r = 0; r < rows.length; r++) this.#row(rows[r]);
       this.#at = At.AfterRow;
       this.#rescan(bytes.subarray(end + 1), start + end + 1);

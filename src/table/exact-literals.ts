@@ -45,3 +45,12 @@ export function parseJsonExactFast(text: string, onWholeFloat: (key: string, dep
   }
   return parseJsonExact(text, { onWholeFloat });
 }
+
+/**
+ * What the exact reader gives for `text`, given what `JSON.parse` gave for
+ * it: that value when the two surely agree, else the exact reading.
+ */
+export function exactFromParsed(text: string, parsed: unknown, onWholeFloat: (key: string, depth: number) => void): unknown {
+  if (!MAYBE_WHOLE_FLOAT.test(text) && !holdsUnsafeNumber(parsed)) return parsed;
+  return parseJsonExact(text, { onWholeFloat });
+}
