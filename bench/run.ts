@@ -27,6 +27,7 @@ export const SCENARIOS = [
   'small-requests',
   'workers',
   'pipeline',
+  'consumer-read',
 ] as const;
 
 const HERE = dirname(fileURLToPath(import.meta.url));

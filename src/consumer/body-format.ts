@@ -14,6 +14,7 @@ import { availableIpcCodecs, ipcCodec } from '../ipc/codec-registry.js';
 import { bodyFromArrow } from './arrow-body.js';
 import { responseInvalid } from './http-failure.js';
 import { bodyFromJson, type DecodedBody } from './json-body.js';
+import { JsonBodyStream } from './json-body-stream.js';
 
 /** The wire formats a fetch can ask for; `auto` prefers Arrow and takes JSON. */
 export const BodyFormat = { auto: 'auto', json: 'json', arrow: 'arrow' } as const;
@@ -96,4 +97,14 @@ export function decodeAnswer(bytes: Uint8Array, contentType: string | undefined,
   }
   if (answered === 'arrow') return { ...bodyFromArrow(bytes), format: answered };
   return { ...bodyFromJson(bytes), format: answered, compressed: false };
+}
+
+/**
+ * A decoder to feed a 2xx body to as it arrives, when decodeAnswer would
+ * read it as JSON; undefined otherwise (Arrow, or JSON where Arrow was
+ * forced: decodeAnswer refuses that one whole).
+ */
+export function jsonStreamFor(contentType: string | undefined, format: BodyFormat): JsonBodyStream | undefined {
+  const answered = mediaTypeOf(contentType) === ARROW_STREAM_TYPE ? 'arrow' : 'json';
+  return answered === 'json' && format !== BodyFormat.arrow ? new JsonBodyStream() : undefined;
 }

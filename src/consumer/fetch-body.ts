@@ -15,7 +15,9 @@ import type { Registry } from 'prom-client';
 import { S2SPError } from '../errors.js';
 import type { IpcCodec } from '../protocol/media-types.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
-import { acceptFor, bodyFormatOption, codecsToAsk, decodeAnswer, type BodyCodec, type BodyFormat } from './body-format.js';
+import { acceptFor, bodyFormatOption, codecsToAsk, decodeAnswer, jsonStreamFor, type BodyCodec, type BodyFormat } from './body-format.js';
+import type { DecodedBody } from './json-body.js';
+import type { JsonBodyStream } from './json-body-stream.js';
 import { checkResourceUrl, isLoopbackHost } from './resource-url.js';
 import { fetchFailed, httpFailure } from './http-failure.js';
 import { consumerMetricsFor } from './consumer-metrics.js';
@@ -124,10 +126,16 @@ async function fetchUncounted(resourceUrl: string, options: FetchBodyOptions): P
   const format = bodyFormatOption(options.format);
   const codecs = format === 'json' ? [] : codecsToAsk(options.codec, isLoopbackHost(url.hostname));
   const payload = JSON.stringify(requestBody(options));
-  const { bytes, contentType } = await post(url, payload, acceptFor(format, codecs), maxBytes, timeoutMs, options.signal, options.onProgress);
-  const decoded = decodeAnswer(bytes, contentType, format);
+  const answer = await post(url, payload, acceptFor(format, codecs), {
+    maxBytes,
+    timeoutMs,
+    signal: options.signal,
+    onProgress: options.onProgress,
+    streamFor: (type) => jsonStreamFor(type, format),
+  });
+  const decoded = answer.decoded !== undefined ? { ...answer.decoded, format: 'json' as const, compressed: false } : decodeAnswer(answer.bytes as Buffer, answer.contentType, format);
   const { table } = decoded;
-  return { ...decoded, bytesReceived: bytes.byteLength, rows: () => rowsFromTable(table) };
+  return { ...decoded, bytesReceived: answer.received, rows: () => rowsFromTable(table) };
 }
 
 /**
@@ -151,9 +159,21 @@ export function requestBody(options: FetchBodyOptions): { row_ids?: number[]; co
   return out;
 }
 
-/** What a 2xx answer brought: the whole body and its Content-Type. */
+/** What a 2xx answer brought: the whole body (or, for JSON, the body decoded as it came) and its Content-Type. */
+/** How one POST is bounded, watched and decoded. */
+interface PostOptions {
+  maxBytes: number;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  onProgress: FetchProgress | undefined;
+  /** A decoder to feed the body to as it arrives (a JSON answer), or undefined to keep its bytes. */
+  streamFor: (contentType: string | undefined) => JsonBodyStream | undefined;
+}
+
 interface Answer {
-  bytes: Buffer;
+  bytes?: Buffer;
+  decoded?: DecodedBody;
+  received: number;
   contentType: string | undefined;
 }
 
@@ -170,15 +190,16 @@ const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
  * ECONNRESET or EPIPE before any response byte is sent once more, on a fresh
  * connection: the server never answered it, so it cannot have served the
  * token (a lease it took is released when the connection closes).
+ *
+ * A 2xx body that `streamFor` gives a decoder for (JSON) is decoded as it
+ * arrives instead of being kept. A decoding error is only reported once the
+ * transfer is over, so a transfer that fails still fails as before.
  */
 function post(
   url: URL,
   payload: string,
   accept: string,
-  maxBytes: number,
-  timeoutMs: number,
-  signal?: AbortSignal,
-  onProgress?: FetchProgress,
+  { maxBytes, timeoutMs, signal, onProgress, streamFor }: PostOptions,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
@@ -188,7 +209,7 @@ function post(
     const client = url.protocol === 'https:' ? https : http;
     let settled = false;
     let contentType: string | undefined;
-    const finish = (error: S2SPError | undefined, bytes?: Buffer) => {
+    const finish = (error: S2SPError | undefined, answer?: Omit<Answer, 'contentType'>) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -197,7 +218,7 @@ function post(
         request.destroy();
         reject(error);
       } else {
-        resolve({ bytes: bytes as Buffer, contentType });
+        resolve({ ...(answer as Omit<Answer, 'contentType'>), contentType });
       }
     };
     const onAbort = () => finish(fetchFailed({ problem: 'aborted' }, signal?.reason));
@@ -249,6 +270,8 @@ function post(
       }
       const chunks: Buffer[] = [];
       let received = 0;
+      const stream = ok ? streamFor(contentType) : undefined;
+      let streamError: unknown;
       response.on('data', (chunk: Buffer) => {
         received += chunk.length;
         if (received > limit) {
@@ -256,16 +279,31 @@ function post(
           else finish(httpFailure(status, Buffer.concat(chunks)));
           return;
         }
-        chunks.push(chunk);
+        if (stream === undefined) chunks.push(chunk);
+        else if (streamError === undefined) {
+          try {
+            stream.write(chunk);
+          } catch (error) {
+            streamError = error;
+          }
+        }
         if (ok) onProgress?.(received, Number.isFinite(declared) ? declared : undefined);
       });
       response.on('end', () => {
-        const bytes = Buffer.concat(chunks, received);
         if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
-        else if (!ok) finish(httpFailure(status, bytes));
+        else if (!ok) finish(httpFailure(status, Buffer.concat(chunks, received)));
         else {
+          let decoded: DecodedBody | undefined;
+          try {
+            if (streamError !== undefined) throw streamError;
+            decoded = stream?.end();
+          } catch (error) {
+            finish(error as S2SPError);
+            return;
+          }
+          // The total is reached only by a fetch that succeeds.
           if (!Number.isFinite(declared)) onProgress?.(received, received);
-          finish(undefined, bytes);
+          finish(undefined, decoded === undefined ? { bytes: Buffer.concat(chunks, received), received } : { decoded, received });
         }
       });
       response.on('error', (error) =>

@@ -58,7 +58,7 @@ export class ColumnObserver {
   /** Longest string seen (UTF-16 units). */
   maxTextLength = 0;
   private seen = 0;
-  readonly #wroteFloats: boolean;
+  #wroteFloats: boolean;
 
   /**
    * @param wroteFloats the source wrote this column's numbers as floats
@@ -67,6 +67,15 @@ export class ColumnObserver {
   constructor(name: string, wroteFloats = false) {
     this.name = name;
     this.#wroteFloats = wroteFloats;
+  }
+
+  /**
+   * Marks the column as written with floats after its values were seen: a
+   * streamed source learns that as it reads, and the kind is only named at
+   * the end.
+   */
+  markWroteFloats(): void {
+    this.#wroteFloats = true;
   }
 
   /** Records one value of the column. */

@@ -51,7 +51,7 @@ export function parseJsonExact(text: string, options: ParseJsonExactOptions = {}
 }
 
 /** True when any number in `value` is beyond +-2^53 (an integer literal there may have been rounded). */
-function holdsUnsafeNumber(value: unknown): boolean {
+export function holdsUnsafeNumber(value: unknown): boolean {
   if (typeof value === 'number') return value > Number.MAX_SAFE_INTEGER || value < -Number.MAX_SAFE_INTEGER;
   if (typeof value !== 'object' || value === null) return false;
   if (Array.isArray(value)) {

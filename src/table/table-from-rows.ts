@@ -62,10 +62,36 @@ export interface TableFromRowsOptions {
 export function tableFromRows(rows: readonly unknown[], options: TableFromRowsOptions = {}): Table {
   const observers = observeColumns(rows, options.floatColumns);
   const n = rows.length;
+  const rowIds = options.preserveRowIds ? rowIdsFromRows(rows as readonly Row[]) : rowIdData(0, n);
+  const columns = observers.map((observer) => {
+    const read = cellReader(observer.name);
+    return { observer, cell: (i: number) => read((rows as readonly Row[])[i]) };
+  });
+  return tableFromColumns(rowIds, n, columns);
+}
+
+/** One column of {@link tableFromColumns}: what it held, and its i-th cell (undefined: missing). */
+export interface ObservedColumn {
+  observer: ColumnObserver;
+  cell: (i: number) => unknown;
+}
+
+/**
+ * Builds the Table from columns already observed, `_row_id` first: the
+ * second pass of {@link tableFromRows}, apart so a reader that gathers its
+ * values column by column (the consumer's streamed JSON body) need not keep
+ * row objects.
+ *
+ * @param rowIds the `_row_id` column
+ * @param n the row count
+ * @param columns every other column, in order
+ * @throws S2SPError `S2SP_ERR_TABLE_TOO_LARGE` when a text column passes 2 GiB
+ */
+export function tableFromColumns(rowIds: Data<Int32>, n: number, columns: readonly ObservedColumn[]): Table {
   const fields: Field[] = [ROW_ID_FIELD];
-  const children: Data[] = [options.preserveRowIds ? rowIdsFromRows(rows as readonly Row[]) : rowIdData(0, n)];
-  for (const observer of observers) {
-    const built = buildColumn(rows as readonly Row[], observer);
+  const children: Data[] = [rowIds];
+  for (const { observer, cell } of columns) {
+    const built = buildColumn(n, cell, observer);
     fields.push(built.field);
     children.push(built.data);
   }
@@ -124,10 +150,8 @@ function cellReader(name: string): (row: Row) => unknown {
   return (row) => (Object.prototype.hasOwnProperty.call(row, name) ? row[name] : undefined);
 }
 
-function buildColumn(rows: readonly Row[], observer: ColumnObserver): BuiltColumn {
+function buildColumn(n: number, cell: (i: number) => unknown, observer: ColumnObserver): BuiltColumn {
   const { name } = observer;
-  const cell = cellReader(name);
-  const n = rows.length;
   const nullCount = n - observer.valid;
   switch (observer.kind()) {
     case ColumnKind.Null:
@@ -136,7 +160,7 @@ function buildColumn(rows: readonly Row[], observer: ColumnObserver): BuiltColum
       const bits = new Uint8Array((n + 7) >> 3);
       const validity = nullCount > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
       for (let i = 0; i < n; i++) {
-        const v = cell(rows[i]);
+        const v = cell(i);
         if (v === null || v === undefined) continue;
         if (validity) validity[i >> 3] |= 1 << (i & 7);
         if (v === true) bits[i >> 3] |= 1 << (i & 7);
@@ -145,32 +169,31 @@ function buildColumn(rows: readonly Row[], observer: ColumnObserver): BuiltColum
       return { field: new Field(name, type, true), data: makeData({ type, length: n, nullCount, nullBitmap: validity, data: bits }) };
     }
     case ColumnKind.Int32:
-      return numeric(rows, name, cell, nullCount, new Int32(), new Int32Array(n));
+      return numeric(n, name, cell, nullCount, new Int32(), new Int32Array(n));
     case ColumnKind.Float64:
-      return numeric(rows, name, cell, nullCount, new Float64(), new Float64Array(n));
+      return numeric(n, name, cell, nullCount, new Float64(), new Float64Array(n));
     case ColumnKind.Int64:
-      return int64(rows, name, cell, nullCount, new Int64(), new BigInt64Array(n));
+      return int64(n, name, cell, nullCount, new Int64(), new BigInt64Array(n));
     case ColumnKind.UInt64:
-      return int64(rows, name, cell, nullCount, new Uint64(), new BigUint64Array(n));
+      return int64(n, name, cell, nullCount, new Uint64(), new BigUint64Array(n));
     case ColumnKind.Utf8:
-      return { field: new Field(name, new Utf8(), true), data: utf8(rows, name, cell, nullCount, observer, false) };
+      return { field: new Field(name, new Utf8(), true), data: utf8(n, name, cell, nullCount, observer, false) };
     case ColumnKind.Json:
-      return { field: jsonField(name), data: utf8(rows, name, cell, nullCount, observer, true) };
+      return { field: jsonField(name), data: utf8(n, name, cell, nullCount, observer, true) };
   }
 }
 
 function numeric(
-  rows: readonly Row[],
+  n: number,
   name: string,
-  cell: (row: Row) => unknown,
+  cell: (i: number) => unknown,
   nullCount: number,
   type: Int32 | Float64,
   values: Int32Array | Float64Array,
 ): BuiltColumn {
-  const n = rows.length;
   const validity = nullCount > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
   for (let i = 0; i < n; i++) {
-    const v = cell(rows[i]);
+    const v = cell(i);
     if (v === null || v === undefined) continue;
     if (validity) validity[i >> 3] |= 1 << (i & 7);
     values[i] = v as number;
@@ -182,17 +205,16 @@ function numeric(
 
 /** Int64 or UInt64 from integers given as numbers or bigints. */
 function int64(
-  rows: readonly Row[],
+  n: number,
   name: string,
-  cell: (row: Row) => unknown,
+  cell: (i: number) => unknown,
   nullCount: number,
   type: Int64 | Uint64,
   values: BigInt64Array | BigUint64Array,
 ): BuiltColumn {
-  const n = rows.length;
   const validity = nullCount > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
   for (let i = 0; i < n; i++) {
-    const v = cell(rows[i]);
+    const v = cell(i);
     if (v === null || v === undefined) continue;
     if (validity) validity[i >> 3] |= 1 << (i & 7);
     values[i] = BigInt(v as number | bigint);
@@ -212,20 +234,19 @@ function int64(
  * never grows it.
  */
 function utf8(
-  rows: readonly Row[],
+  n: number,
   name: string,
-  cell: (row: Row) => unknown,
+  cell: (i: number) => unknown,
   nullCount: number,
   observer: ColumnObserver,
   asJson: boolean,
 ): Data<Utf8> {
-  const n = rows.length;
   const offsets = new Int32Array(n + 1);
   const validity = nullCount > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
   let buffer: Buffer = Buffer.allocUnsafe(Math.max(64, observer.textLength + 3 * observer.maxTextLength + 64));
   let end = 0;
   for (let i = 0; i < n; i++) {
-    const v = cell(rows[i]);
+    const v = cell(i);
     if (v !== null && v !== undefined) {
       if (validity) validity[i >> 3] |= 1 << (i & 7);
       const text = asJson ? stringifyJsonExact(v) : (v as string);
