@@ -26,6 +26,7 @@ export const SCENARIOS = [
   'scattered',
   'small-requests',
   'workers',
+  'mixed-load',
   'pipeline',
   'consumer-read',
 ] as const;

@@ -10,10 +10,13 @@
  * `reset-rss` (gc, then restart the peak; returns the RSS now), `rss` (peak
  * since the reset and current), `timings` (the recorded request times since
  * the last call, then clears them), `cpu-profile-start` and
- * `cpu-profile-stop` (a main-thread CPU profile of one window), `exit`.
+ * `cpu-profile-stop` (a main-thread CPU profile of one window),
+ * `loop-delay-start` and `loop-delay-stop` (this process's event-loop delay
+ * over one window, from `monitorEventLoopDelay`), `exit`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
 
@@ -80,6 +83,8 @@ export function installProbe(app: FastifyInstance | undefined, options: ProbeOpt
   handle('timings', () => timings.splice(0, timings.length));
   handle('cpu-profile-start', () => startProfile());
   handle('cpu-profile-stop', ({ file }) => stopProfile(String(file)));
+  handle('loop-delay-start', () => startLoopDelay());
+  handle('loop-delay-stop', () => stopLoopDelay());
   handle('exit', () => {
     // A clean exit, so that --cpu-prof writes its profile.
     setTimeout(() => process.exit(0), 20);
@@ -149,6 +154,41 @@ function kernelHighWaterMark(): number | null {
   } catch {
     return null;
   }
+}
+
+/** Event-loop delay over one window, ms. */
+export interface LoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
+  /** Samples taken (one per resolution tick the loop managed). */
+  count: number;
+}
+
+let loopDelay: IntervalHistogram | undefined;
+
+const LOOP_DELAY_RESOLUTION_MS = 10;
+
+/** Starts measuring this process's event-loop delay. */
+function startLoopDelay(): boolean {
+  loopDelay?.disable();
+  loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+  loopDelay.enable();
+  return true;
+}
+
+/**
+ * Stops the window. The histogram records each interval between its timer's
+ * ticks (an idle loop reads the resolution, 10 ms), in ns; the answer is the
+ * delay beyond the resolution, in ms.
+ */
+function stopLoopDelay(): LoopDelay {
+  if (loopDelay === undefined) throw new Error('no loop-delay window running');
+  loopDelay.disable();
+  const ms = (ns: number) => Math.max(0, ns / 1e6 - LOOP_DELAY_RESOLUTION_MS);
+  const reading = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max), count: loopDelay.count };
+  loopDelay = undefined;
+  return reading;
 }
 
 let session: Session | undefined;
