@@ -116,6 +116,12 @@ export interface BodyStore {
   delete(token: string): Promise<boolean>;
   /** True when the token names a live entry (leased or not). */
   has(token: string): Promise<boolean>;
+  /**
+   * True while the store keeps the body `bodyId` names (some live token
+   * shares it), where the store can tell; the data plane then drops what it
+   * keeps per body (compressed buffers) once this is false.
+   */
+  holdsBody?(bodyId: string): boolean;
   /** Entry count and bytes held. */
   stats(): Promise<StoreStats>;
   /** Drops every entry this process holds and stops timers (a shared store keeps its shared entries). */

@@ -116,6 +116,8 @@ export class MemoryStore implements BodyStore {
   readonly #entries = new Map<string, Entry>();
   /** Body table -> its stored body: a table put again gets a token, not a second copy. */
   readonly #bodies = new WeakMap<Table, Body>();
+  /** Ids of the bodies held, for {@link holdsBody}. */
+  readonly #liveBodyIds = new Set<string>();
   readonly #onEvict?: MemoryStoreOptions['onEvict'];
   readonly #memoryPool: SharedMemoryPool;
   readonly #observers = new StoreObservers();
@@ -168,6 +170,7 @@ export class MemoryStore implements BodyStore {
     const cached: CachedBody = { id: randomUUID(), table: tableFromSharedIpc(ipc), ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
     const body: Body = { cached, source: new WeakRef(table), tokens: 0, leases: 0, freed: false };
     this.#bodies.set(table, body);
+    this.#liveBodyIds.add(cached.id);
     this.#bytes += ipc.byteLength;
     this.#bodyCount++;
     onProgress?.(plan.byteLength, plan.byteLength);
@@ -219,6 +222,7 @@ export class MemoryStore implements BodyStore {
     const cached: CachedBody = { id: randomUUID(), table, ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
     const body: Body = { cached, source: new WeakRef(table), tokens: 0, leases: 0, freed: false };
     this.#bodies.set(table, body);
+    this.#liveBodyIds.add(cached.id);
     this.#bodyCount++;
     const token = mintToken();
     const expiresAt = Date.now() + ttlMs;
@@ -280,6 +284,10 @@ export class MemoryStore implements BodyStore {
     if (entry === undefined || entry.expired) return false;
     this.#remove(token, 'revoked');
     return true;
+  }
+
+  holdsBody(bodyId: string): boolean {
+    return this.#liveBodyIds.has(bodyId);
   }
 
   async has(token: string): Promise<boolean> {
@@ -348,6 +356,7 @@ export class MemoryStore implements BodyStore {
   #free(body: Body): void {
     if (body.freed) return;
     body.freed = true;
+    this.#liveBodyIds.delete(body.cached.id);
     this.#bytes -= body.cached.byteLength;
     this.#bodyCount--;
     const source = body.source.deref();

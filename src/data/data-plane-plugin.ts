@@ -150,10 +150,13 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       const small = smallResponse(body.table, resolved, format, inlineCellLimit ?? DEFAULT_INLINE_CELL_LIMIT);
       const response = small ?? (await streamedResponse(body, resolved, format, settlement.signal));
       settlement.sending(() => {
-        // The body's compressed buffers help only a later fetch of it; once its token is gone
-        // (single use: MemoryStore then drops the body too), keeping them only costs memory and
-        // garbage collections. A store that shares a body among tokens loses reuse here, not data.
-        if (compressedCache?.holds(body.id)) void store.has(token).then((alive) => alive || compressedCache.delete(body.id), () => {});
+        // The body's compressed buffers help only a later fetch of it (any token sharing the body);
+        // once the store lets the body go, keeping them only costs memory and garbage collections.
+        // A store that cannot tell is asked about this token: it loses reuse then, not data.
+        if (compressedCache === undefined || !compressedCache.holds(body.id)) return;
+        if (store.holdsBody !== undefined) {
+          if (!store.holdsBody(body.id)) compressedCache.delete(body.id);
+        } else void store.has(token).then((alive) => alive || compressedCache.delete(body.id), () => {});
       });
       if (format.kind === 'arrow') {
         reply.type(arrowStreamType(format.codec));

@@ -14,6 +14,7 @@ import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
 import { registerArrowDecoder, registerIpcCodec } from '../../src/ipc/codec-registry.js';
 import { NEEDS_LZ4, NEEDS_ZSTD } from '../support/arrow-streams.js';
 import { CompressedBatchCache } from '../../src/ipc/compressed-batch-cache.js';
+import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { createEncoderPool, type EncoderPool } from '../../src/worker/encoder-pool.js';
 import { walk } from '../support/ipc-stream-walker.js';
@@ -467,4 +468,25 @@ test('compressed buffers are kept while the token lives (a retry reuses them) an
   for (let i = 0; i < 100 && cache.stats().bodies > 0; i++) await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual([cache.stats().bodies, cache.stats().bytes], [0, 0]);
   assert.equal(cache.stats().compressedColumns, 2, '_row_id and place were compressed once');
+});
+
+test('compressed buffers outlive a consumed token while another token shares the body, and go with the body', NEEDS_LZ4, async (t) => {
+  const cache = new CompressedBatchCache();
+  const store = new MemoryStore();
+  const plane = await startPlane(t, { store, workers: 0, compressedCache: cache });
+  registerArrowDecoder('lz4');
+  const table = tableFromRows(ROWS);
+  // One Table put twice: two tokens, one body (the workload of an agent calling the tool twice).
+  const [first, second] = [(await store.put(table)).token, (await store.put(table)).token];
+  ok(await plane.post(first, {}, { accept: ARROW_LZ4 }));
+  await plane.store.committed(first);
+  assert.equal(cache.stats().bodies, 1, 'kept: the second token still holds the body');
+  const compressed = cache.stats().compressedColumns;
+  const res = ok(await plane.post(second, {}, { accept: ARROW_LZ4 }));
+  assert.deepEqual(arrowRows(res), expectedBody(ROWS.map((_, i) => i)));
+  assert.equal(cache.stats().compressedColumns, compressed, 'the second fetch compressed nothing again');
+  await plane.store.committed(second);
+  // The plane drops them in the continuation of the commit it awaited: one turn of the loop later.
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual([cache.stats().bodies, cache.stats().bytes], [0, 0], 'dropped with the body');
 });

@@ -72,9 +72,9 @@ test('a transfer slower than the lease timeout keeps its lease (renewed), comple
 });
 
 test('a lease lost to another transfer cuts this one: never two complete transfers', async (t) => {
-  // The store's timers are node:test's fake setTimeout: its lease timeout passes exactly at tick(),
-  // not at a moment a poll has to catch. (The plane's own renewals run on setInterval, still real.)
-  t.mock.timers.enable({ apis: ['setTimeout'] });
+  // The store's clock is node:test's fake Date and setTimeout: its lease timeout (a deadline) passes
+  // exactly at tick(), not at a moment a poll has to catch. (The plane's renewals run on setInterval, still real.)
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
   const plane = await startPlane(t, { store: new MemoryStore({ leaseTimeoutMs: 100 }), workers: 0 });
   const { store } = plane; // watched by the harness
   const { token } = await store.put(big);
