@@ -5,35 +5,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CLI_PATH as CLI, runCli, startCliServer } from '../support/cli-process.js';
 import { expectConsumed } from '../support/expect-consumed.js';
 import { decodePng } from '../support/png.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
-function run(args: string[], timeoutMs = 90_000, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 interface Envelope {
   total_rows: number;
@@ -90,17 +73,7 @@ test('serve over stdio: read_table lists S2SP params; the resource_url answers o
 });
 
 test('serve over Streamable HTTP: MCP at /mcp and the data plane on one port', async (t) => {
-  const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  t.after(() => child.kill());
-  const mcpUrl = await new Promise<string>((resolve, reject) => {
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      const match = /MCP at (http:\/\/\S+\/mcp)/.exec(stderr);
-      if (match) resolve(match[1]);
-    });
-    child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
-  });
+  const { url: mcpUrl } = await startCliServer(t, ['serve', '--transport', 'http', '--port', '0']);
   const client = new Client({ name: 'cli-test', version: '0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl)));
   t.after(() => client.close());
@@ -117,7 +90,7 @@ test('serve over Streamable HTTP: MCP at /mcp and the data plane on one port', a
 for (const [mode, format] of [['async', 'columns'], ['sync', 'columns'], ['sync', 'rows']] as const) {
   test(`demo --mode ${mode} --abstract-format ${format} runs the pipeline and reports tokens`, async () => {
     const chart = join(mkdtempSync(join(tmpdir(), 's2sp-demo-')), 'chart.png');
-    const { code, stdout, stderr } = await run(['demo', '--mode', mode, '--abstract-format', format, '--chart', chart]);
+    const { code, stdout, stderr } = await runCli(['demo', '--mode', mode, '--abstract-format', format, '--chart', chart]);
     assert.equal(code, 0, stderr);
     assert.match(stdout, /\[5\]/);
     assert.match(stdout, /128 rows selected/);
@@ -185,14 +158,14 @@ const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
 
 for (const [label, args, exitCode, message] of CLI_ERRORS) {
   test(`cli error: ${label}`, async () => {
-    const { code, stderr } = await run(args, 20_000);
+    const { code, stderr } = await runCli(args, { timeoutMs: 20_000 });
     assert.equal(code, exitCode, stderr);
     assert.match(stderr, message);
   });
 }
 
 test('cli error: S2SP_STORE names the store when --store is absent', async () => {
-  const { code, stderr } = await run(['serve'], 20_000, { ...process.env, S2SP_STORE: 'mongodb://x' });
+  const { code, stderr } = await runCli(['serve'], { timeoutMs: 20_000, env: { ...process.env, S2SP_STORE: 'mongodb://x' } });
   assert.equal(code, 2, stderr);
   assert.match(stderr, /--store \(or S2SP_STORE\)/);
 });

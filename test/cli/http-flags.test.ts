@@ -5,30 +5,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { isWildcardHost } from '../../src/server/s2sp-server.js';
+import { runCli, startCliServer } from '../support/cli-process.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
-function run(args: string[], timeoutMs = 30_000): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
-}
 
 for (const host of ['0.0.0.0', '::']) {
   test(`serve --host ${host} without --public-url refuses to start and says to pass --public-url`, async () => {
-    const { code, stderr } = await run(['serve', '--transport', 'http', '--host', host, '--port', '0']);
+    const { code, stderr } = await runCli(['serve', '--transport', 'http', '--host', host, '--port', '0'], { timeoutMs: 30_000 });
     assert.equal(code, 1, stderr);
     assert.match(stderr, /S2SP_ERR_PUBLIC_URL_REQUIRED/);
     assert.match(stderr, /--public-url/);
@@ -42,21 +27,17 @@ test('isWildcardHost: every spelling of the wildcard, nothing else', () => {
 });
 
 test('consumer --mcp-allowed-host and --mcp-body-limit reach the server', async (t) => {
-  const child = spawn(
-    process.execPath,
-    [CLI, 'consumer', '--transport', 'http', '--port', '0', '--mcp-allowed-host', 'agent.example.test', '--mcp-body-limit', '2000'],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  t.after(() => child.kill());
-  const mcpUrl = await new Promise<string>((resolve, reject) => {
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      const match = /MCP at (http:\/\/\S+\/mcp)/.exec(stderr);
-      if (match) resolve(match[1]);
-    });
-    child.on('close', () => reject(new Error(`consumer exited: ${stderr}`)));
-  });
+  const { url: mcpUrl } = await startCliServer(t, [
+    'consumer',
+    '--transport',
+    'http',
+    '--port',
+    '0',
+    '--mcp-allowed-host',
+    'agent.example.test',
+    '--mcp-body-limit',
+    '2000',
+  ]);
   const initialize = JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
@@ -88,7 +69,7 @@ test('consumer --mcp-allowed-host and --mcp-body-limit reach the server', async 
 
 test('invalid HTTP flag values are usage errors', async () => {
   for (const args of [['--request-timeout-ms', '-5'], ['--mcp-body-limit', '0'], ['--idle-timeout-ms', 'soon']]) {
-    const { code, stderr } = await run(['consumer', '--transport', 'http', '--port', '0', ...args]);
+    const { code, stderr } = await runCli(['consumer', '--transport', 'http', '--port', '0', ...args], { timeoutMs: 30_000 });
     assert.equal(code, 2, `${args.join(' ')}: ${stderr}`);
     assert.match(stderr, new RegExp(args[0]));
   }

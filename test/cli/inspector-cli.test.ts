@@ -12,30 +12,16 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CLI_PATH as CLI, runNode, startCliServer, type ProcessOutcome } from '../support/cli-process.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const INSPECTOR = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli/package.json')), 'build', 'cli.js');
 
 /** Runs the Inspector's CLI; its launcher spawns `node` from PATH, so this Node goes first there. */
-function inspector(args: string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
-    const child = spawn(process.execPath, [INSPECTOR, '--cli', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function inspector(args: string[], timeoutMs = 60_000): Promise<ProcessOutcome> {
+  const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
+  return runNode(INSPECTOR, ['--cli', ...args], { timeoutMs, env });
 }
 
 /** The JSON the Inspector printed for a successful call. */
@@ -70,19 +56,7 @@ test('the MCP Inspector CLI lists and calls read_table over stdio', async () => 
 });
 
 test('the MCP Inspector CLI lists and calls read_table over Streamable HTTP; its resource_url answers', async (t) => {
-  const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', '--abstract-limit', '5'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  t.after(() => child.kill());
-  const mcpUrl = await new Promise<string>((resolve, reject) => {
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      const match = /MCP at (http:\/\/\S+\/mcp)/.exec(stderr);
-      if (match) resolve(match[1]);
-    });
-    child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
-  });
+  const { url: mcpUrl } = await startCliServer(t, ['serve', '--transport', 'http', '--port', '0', '--abstract-limit', '5']);
   assert.match(mcpUrl, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   checkToolList(answer(await inspector([mcpUrl, '--transport', 'http', '--method', 'tools/list'])));
   const envelope = envelopeOf(answer(await inspector([mcpUrl, '--transport', 'http', ...CALL])));

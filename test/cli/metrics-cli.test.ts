@@ -5,14 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { Stream } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CLI_PATH as CLI, startCliServer } from '../support/cli-process.js';
 import { scrape, valueOf } from '../support/prometheus-text.js';
-
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 /** Resolves with the first match of `pattern` in what `stream` prints. */
 function firstMatch(stream: Stream, pattern: RegExp, label: string): Promise<string> {
@@ -29,9 +26,7 @@ function firstMatch(stream: Stream, pattern: RegExp, label: string): Promise<str
 
 test('cli metrics: serve over HTTP answers /metrics; --no-metrics does not', { timeout: 60_000 }, async (t) => {
   for (const [flags, on] of [[[], true], [['--no-metrics'], false]] as const) {
-    const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
-    t.after(() => child.kill());
-    const base = await firstMatch(child.stderr, /MCP at (http:\/\/\S+)\/mcp/, 'serve');
+    const { child, url: base } = await startCliServer(t, ['serve', '--transport', 'http', '--port', '0', ...flags], { line: /MCP at (http:\/\/\S+)\/mcp/ });
     if (on) {
       const samples = await scrape(`${base}/metrics`);
       assert.equal(valueOf(samples, 's2sp_tokens_minted_total'), 0);

@@ -12,7 +12,6 @@ import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -22,8 +21,8 @@ import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { takeRedisDown } from '../support/redis-outage.js';
 import { eventually } from '../support/store-contract.js';
+import { CLI_PATH as CLI } from '../support/cli-process.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const ARROW = 'application/vnd.apache.arrow.stream';
 const LEASE_TIMEOUT_S = 1;
 

@@ -19,7 +19,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -30,6 +29,7 @@ import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { parseJsonExact } from '../../src/table/exact-json.js';
 import { connectInMemory } from '../support/in-memory-client.js';
 import { MATRIX, MATRIX_ROWS, expectedRowText, matrixTable, type MatrixColumn } from '../support/type-matrix.js';
+import { CLI_PATH as CLI } from '../support/cli-process.js';
 
 type Polars = typeof import('nodejs-polars').default;
 type DataFrame = ReturnType<Polars['readIPCStream']>;
@@ -43,7 +43,6 @@ try {
   polarsSkip = `nodejs-polars does not load on this platform: ${(error as Error).message.split('\n')[0]}`;
 }
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const ARROW = 'application/vnd.apache.arrow.stream';
 const ARROW_LZ4 = `${ARROW}; codecs="lz4"`;
 const ALL_IDS = Array.from({ length: MATRIX_ROWS }, (_, i) => i);
