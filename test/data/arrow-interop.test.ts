@@ -14,17 +14,7 @@ import { createEncoderPool } from '../../src/worker/encoder-pool.js';
 import { batchHeader, walk } from '../support/ipc-stream-walker.js';
 import { ARROW, ARROW_LZ4, ARROW_ZSTD, createSpyPool, mixedRows, ok, startPlane, type Plane } from '../support/data-plane-harness.js';
 
-type Polars = typeof import('nodejs-polars').default;
-type DataFrame = ReturnType<Polars['readIPCStream']>;
-
-let pl: Polars | undefined;
-let polarsSkip: string | false = false;
-try {
-  pl = (await import('nodejs-polars')).default;
-  if (typeof pl.readIPCStream !== 'function') throw new Error('readIPCStream is missing');
-} catch (error) {
-  polarsSkip = `nodejs-polars does not load on this platform (its native package nodejs-polars-linux-x64-gnu is a pinned devDependency): ${(error as Error).message.split('\n')[0]}`;
-}
+import { pl, polarsSkip, type DataFrame } from '../support/polars.js';
 const SKIP = { skip: polarsSkip || NEEDS_LZ4.skip || NEEDS_ZSTD.skip };
 
 const N = 5000;

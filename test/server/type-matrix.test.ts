@@ -31,17 +31,7 @@ import { connectInMemory } from '../support/in-memory-client.js';
 import { MATRIX, MATRIX_ROWS, expectedRowText, matrixTable, type MatrixColumn } from '../support/type-matrix.js';
 import { CLI_PATH as CLI } from '../support/cli-process.js';
 
-type Polars = typeof import('nodejs-polars').default;
-type DataFrame = ReturnType<Polars['readIPCStream']>;
-
-let pl: Polars | undefined;
-let polarsSkip: string | false = false;
-try {
-  pl = (await import('nodejs-polars')).default;
-  if (typeof pl.readIPCStream !== 'function') throw new Error('readIPCStream is missing');
-} catch (error) {
-  polarsSkip = `nodejs-polars does not load on this platform: ${(error as Error).message.split('\n')[0]}`;
-}
+import { pl, polarsSkip, type DataFrame } from '../support/polars.js';
 
 const ARROW = 'application/vnd.apache.arrow.stream';
 const ARROW_LZ4 = `${ARROW}; codecs="lz4"`;
