@@ -67,8 +67,8 @@ export function writeReadme(results: readonly ScenarioResult[], wallSeconds: num
     '## How to run',
     [
       '```sh',
-      'npm run bench                      # every scenario (5-6 minutes here), rewrites this file',
-      'npm run bench -- --quick           # every scenario, fewer repetitions (under 3 minutes); results JSON only',
+      'npm run bench                      # every scenario (about 11 minutes here), rewrites this file',
+      'npm run bench -- --quick           # every scenario, fewer repetitions; results JSON only',
       'npm run bench -- --only large-fetch,scattered',
       'node dist/bench/<scenario>.js [--quick]   # one scenario alone (after npx tsc -p .)',
       '```',
