@@ -14,17 +14,17 @@
  * to its end, checked as fetchBody checks it, and handed over as the
  * batches of its table.
  */
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
 import type { RecordBatch, Schema } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import { ARROW_STREAM_TYPE, mediaTypeOf } from '../protocol/media-types.js';
 import { openArrowBatches } from './arrow-batches.js';
-import { BodyFormat, acceptFor, bodyFormatOption } from './body-format.js';
+import { BodyFormat, acceptFor, bodyFormatOption, codecsToAsk } from './body-format.js';
 import { DEFAULT_FETCH_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, positive, requestBody, type FetchBodyOptions } from './fetch-body.js';
 import { fetchFailed, httpFailure, responseInvalid } from './http-failure.js';
 import { bodyFromJson } from './json-body.js';
-import { checkResourceUrl } from './resource-url.js';
+import { sendPost } from './post-request.js';
+import { checkResourceUrl, isLoopbackHost } from './resource-url.js';
 
 /** A body being fetched: its schema at once, its batches as they arrive. */
 export interface StreamedBody extends AsyncIterable<RecordBatch> {
@@ -59,8 +59,9 @@ export async function fetchBodyBatches(resourceUrl: string, options: FetchBodyOp
   const maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBytes');
   const timeoutMs = positive(options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS, 'timeoutMs');
   const format = bodyFormatOption(options.format);
+  const codecs = format === BodyFormat.json ? [] : codecsToAsk(options.codec, isLoopbackHost(url.hostname));
   const payload = JSON.stringify(requestBody(options));
-  const { request, response } = await openAnswer(url, payload, acceptFor(format), maxBytes, timeoutMs, options.signal);
+  const { request, response } = await openAnswer(url, payload, acceptFor(format, codecs), maxBytes, timeoutMs, options.signal);
   const contentType = response.headers['content-type'];
   const answered = mediaTypeOf(contentType) === ARROW_STREAM_TYPE ? 'arrow' : 'json';
   let received = 0;
@@ -120,7 +121,10 @@ interface OpenAnswer {
   response: http.IncomingMessage;
 }
 
-/** Sends the POST; resolves at a 2xx answer's headers, rejects with an S2SPError otherwise. */
+/**
+ * Sends the POST (a stale keep-alive connection gets one retry, post-request.ts);
+ * resolves at a 2xx answer's headers, rejects with an S2SPError otherwise.
+ */
 function openAnswer(
   url: URL,
   payload: string,
@@ -134,7 +138,6 @@ function openAnswer(
       reject(fetchFailed({ problem: 'aborted' }, signal.reason));
       return;
     }
-    const client = url.protocol === 'https:' ? https : http;
     let settled = false;
     const finish = (error: S2SPError | undefined, response?: http.IncomingMessage) => {
       if (settled) return;
@@ -142,21 +145,16 @@ function openAnswer(
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       if (error !== undefined) {
-        request.destroy();
+        sent.request.destroy();
         reject(error);
       } else {
-        resolve({ request, response: response as http.IncomingMessage });
+        resolve({ request: sent.request, response: response as http.IncomingMessage });
       }
     };
     const onAbort = () => finish(fetchFailed({ problem: 'aborted' }, signal?.reason));
     const timer = setTimeout(() => finish(fetchFailed({ problem: 'timeout', timeoutMs })), timeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });
-    const request = client.request(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept, 'accept-encoding': 'identity', 'content-length': Buffer.byteLength(payload) },
-    });
-    request.on('error', (error) => finish(fetchFailed({ problem: 'unreachable', origin: url.origin, reason: error.message }, error)));
-    request.on('response', (response) => {
+    const onResponse = (response: http.IncomingMessage) => {
       const status = response.statusCode ?? 0;
       if (status >= 200 && status < 300) {
         const declared = Number(response.headers['content-length']);
@@ -175,8 +173,10 @@ function openAnswer(
       });
       response.on('end', () => finish(httpFailure(status, Buffer.concat(parts))));
       response.on('error', () => finish(httpFailure(status, Buffer.concat(parts))));
-    });
-    request.end(payload);
+    };
+    const sent = sendPost(url, payload, accept, onResponse, (error) =>
+      finish(fetchFailed({ problem: 'unreachable', origin: url.origin, reason: error.message }, error)),
+    );
   });
 }
 

@@ -8,8 +8,7 @@
  * The Accept and the choice of decoder live in body-format.ts, decoding in
  * json-body.ts and arrow-body.ts; this file is the HTTP part.
  */
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
 import type { Table } from 'apache-arrow';
 import type { Registry } from 'prom-client';
 import { S2SPError } from '../errors.js';
@@ -21,6 +20,7 @@ import type { JsonBodyStream } from './json-body-stream.js';
 import { checkResourceUrl, isLoopbackHost } from './resource-url.js';
 import { fetchFailed, httpFailure } from './http-failure.js';
 import { consumerMetricsFor } from './consumer-metrics.js';
+import { sendPost } from './post-request.js';
 
 export { BodyFormat, type BodyCodec } from './body-format.js';
 
@@ -178,18 +178,8 @@ interface Answer {
 }
 
 /**
- * Errors of a request whose connection the server had already closed: the
- * agent reused a kept-alive socket the server was closing (a server that
- * answers and then hangs up without `Connection: close` does this).
- */
-const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
-
-/**
  * One POST; resolves with the complete 2xx body, rejects with an S2SPError.
- * A request sent on a reused keep-alive connection that fails with
- * ECONNRESET or EPIPE before any response byte is sent once more, on a fresh
- * connection: the server never answered it, so it cannot have served the
- * token (a lease it took is released when the connection closes).
+ * A stale keep-alive connection gets one retry on a fresh one (post-request.ts).
  *
  * A 2xx body that `streamFor` gives a decoder for (JSON) is decoded as it
  * arrives instead of being kept. A decoding error is only reported once the
@@ -206,7 +196,6 @@ function post(
       reject(fetchFailed({ problem: 'aborted' }, signal.reason));
       return;
     }
-    const client = url.protocol === 'https:' ? https : http;
     let settled = false;
     let contentType: string | undefined;
     const finish = (error: S2SPError | undefined, answer?: Omit<Answer, 'contentType'>) => {
@@ -215,7 +204,7 @@ function post(
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       if (error !== undefined) {
-        request.destroy();
+        sent.request.destroy();
         reject(error);
       } else {
         resolve({ ...(answer as Omit<Answer, 'contentType'>), contentType });
@@ -228,36 +217,7 @@ function post(
     );
     signal?.addEventListener('abort', onAbort, { once: true });
 
-    let request: http.ClientRequest;
-    let retried = false;
-    let responded = false;
-    const send = (fresh: boolean) => {
-      const current = client.request(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept,
-          'accept-encoding': 'identity',
-          'content-length': Buffer.byteLength(payload),
-        },
-        // A one-off agent: a fresh connection, not another pooled one that may be stale too.
-        ...(fresh ? { agent: false } : {}),
-      });
-      request = current;
-      current.on('error', (error: NodeJS.ErrnoException) => {
-        if (current !== request) return; // superseded by the retry
-        if (!retried && !responded && current.reusedSocket && STALE_SOCKET_CODES.has(error.code ?? '')) {
-          retried = true;
-          send(true);
-          return;
-        }
-        finish(fetchFailed({ problem: 'unreachable', origin: url.origin, reason: error.message }, error));
-      });
-      current.on('response', onResponse);
-      current.end(payload);
-    };
     const onResponse = (response: http.IncomingMessage) => {
-      responded = true;
       const status = response.statusCode ?? 0;
       contentType = response.headers['content-type'];
       const ok = status >= 200 && status < 300;
@@ -313,7 +273,9 @@ function post(
         if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
       });
     };
-    send(false);
+    const sent = sendPost(url, payload, accept, onResponse, (error) =>
+      finish(fetchFailed({ problem: 'unreachable', origin: url.origin, reason: error.message }, error)),
+    );
   });
 }
 

@@ -51,6 +51,17 @@ test('the batches of a real data plane are the rows fetchBody returns, as Arrow 
   }
 });
 
+test('the codec option reaches the Accept: none by default on loopback, LZ4 when asked, the same rows', NEEDS_LZ4, async (t) => {
+  const plane = await startDataPlane(t, ROWS);
+  const ids = [3, 70_000, 149_999];
+  const plain = await fetchBodyBatches(await freshUrl(plane), { rowIds: ids, format: 'arrow' });
+  const plainRows = rowsFromTable(new Table(await readAll(plain)));
+  assert.equal(plain.compressed, false, 'loopback: no codec asked for');
+  const lz4 = await fetchBodyBatches(await freshUrl(plane), { rowIds: ids, format: 'arrow', codec: 'lz4' });
+  assert.deepEqual(rowsFromTable(new Table(await readAll(lz4))), plainRows);
+  assert.equal(lz4.compressed, true, 'asked for LZ4, got LZ4');
+});
+
 test('every row arrives in several batches, then the token is consumed', async (t) => {
   const plane = await startDataPlane(t, ROWS);
   const body = await fetchBodyBatches(plane.url);
