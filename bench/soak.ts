@@ -27,7 +27,7 @@ import { tableFromRows } from '../src/table/table-from-rows.js';
 import { createEncoderPool } from '../src/worker/encoder-pool.js';
 import { generateRows } from './lib/dataset.js';
 import { writeResults } from './lib/report.js';
-import { httpRequest } from './lib/raw-http.js';
+import { httpRequest, type HttpOutcome } from './lib/raw-http.js';
 
 const ARROW = 'application/vnd.apache.arrow.stream';
 const TTL_SECONDS = 3;
@@ -43,7 +43,8 @@ async function serve(idleTtlMs: number): Promise<void> {
   const store = new MemoryStore({ ttlMs: TTL_SECONDS * 1000, maxBytes: 2 * 1024 * MB, memoryPool: new SharedMemoryPool({ idleTtlMs }) });
   // Idle worker threads (their heaps, their mapped bodies) end after the same idle time.
   const workers = createEncoderPool({ threads: 2, idleTimeoutMs: idleTtlMs });
-  const server = new S2SPServer({ name: 's2sp-soak', store, workers });
+  // Failures the server logs (a transfer cut by an error) explain an unexpected outcome.
+  const server = new S2SPServer({ name: 's2sp-soak', store, workers, logger: { level: 'warn' } });
   server.resourceTool('read_big', { description: '100k rows' }, () => big);
   server.resourceTool('read_small', { description: '2k rows' }, () => small);
   const url = await server.listen({ mcpPath: '/mcp' });
@@ -126,10 +127,13 @@ type Kind = string;
 
 class Tally {
   readonly counts = new Map<Kind, number>();
+  /** What each unexpected outcome was (the first few), so a rare one can be explained from a CI log. */
+  readonly details: string[] = [];
   requests = 0;
-  add(kind: Kind): void {
+  add(kind: Kind, detail?: () => string): void {
     this.requests++;
     this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+    if (!kind.startsWith('ok') && this.details.length < 10) this.details.push(`${kind}${detail ? `: ${detail()}` : ''}`);
   }
   unexpected(): number {
     let n = 0;
@@ -190,14 +194,17 @@ async function virtualClient(url: string, agent: Agent, deadline: number, seed: 
         const body = partial
           ? JSON.stringify({ row_ids: Array.from({ length: 50 }, () => Math.floor(random() * total)), columns: ['i1', 'f1', 's2'] })
           : '{}';
+        const describe = (outcome: HttpOutcome) => () =>
+          `${tool}, ${partial ? 'partial' : 'full'}, accept ${accept ?? 'JSON'}, ${outcome.body.length} bytes received` +
+          `${outcome.complete ? '' : ' (cut)'}, content-type ${String(outcome.headers['content-type'])}, ${((deadline - Date.now()) / 1000).toFixed(2)} s before the end`;
         const first = await httpRequest(resourceUrl, { agent, headers, body });
-        tally.add(first.status === 200 && first.complete ? (partial ? 'ok partial fetch' : 'ok full fetch') : `fetch: ${first.status}`);
+        tally.add(first.status === 200 && first.complete ? (partial ? 'ok partial fetch' : 'ok full fetch') : `fetch: ${first.status}`, describe(first));
         let again = await httpRequest(resourceUrl, { agent, headers, body });
         for (let i = 0; i < 50 && again.status === 409; i++) {
           await sleep(10);
           again = await httpRequest(resourceUrl, { agent, headers, body });
         }
-        tally.add(again.status === 404 ? 'ok 404 after use' : `second fetch: ${again.status}`);
+        tally.add(again.status === 404 ? 'ok 404 after use' : `second fetch: ${again.status}`, describe(again));
       } catch (error) {
         tally.add(`client error: ${(error as Error).message.slice(0, 80)}`);
       }
@@ -261,6 +268,7 @@ async function main(): Promise<void> {
     console.log('| outcome | count |');
     console.log('|---|---:|');
     for (const [kind, count] of [...tally.counts].sort((a, b) => b[1] - a[1])) console.log(`| ${kind} | ${count} |`);
+    for (const detail of tally.details) console.log(`unexpected: ${detail}`);
     console.log(`cache when the load stopped: ${loaded.entries} entries, ${(loaded.bytes / MB).toFixed(1)} MB; after expiry: ${end.entries} entries`);
     console.log(
       `server RSS: start ${(start.rss / MB).toFixed(0)} MB, peak ${(end.peak / MB).toFixed(0)} MB, end ${(end.rss / MB).toFixed(0)} MB ` +

@@ -212,7 +212,11 @@ async function compressColumns(plan: BodyStreamPlan, k: number, chunk: RowChunk,
   const body = plan.body.table;
   const names = fields.map((i) => body.schema.fields[i].name);
   const projected = projectColumns(body, names);
-  const parts = await encodeAnywhere(plan, chunk, projected, projected.schema.fields.map((f) => f.name));
+  // Not cancelled with the transfer that started it: other transfers of the body may be waiting on
+  // this compression (compressed-batch-cache.ts), and a hang-up must not cut them. Finishing it
+  // costs one batch's compression, which the cache keeps for the next fetch anyway.
+  const cacheFill = { ...plan, signal: undefined };
+  const parts = await encodeAnywhere(cacheFill, chunk, projected, projected.schema.fields.map((f) => f.name));
   // A worker's answer is already one buffer (transferred): keep it, do not copy it.
   const message = parts.length === 1 ? parts[0] : concatParts(parts);
   const { nodes, buffers, variadicBufferCounts } = batchMessageParts(message);

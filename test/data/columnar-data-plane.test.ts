@@ -2,11 +2,14 @@
  * The columnar data plane over real HTTP (127.0.0.1): format negotiation and
  * codec echo, a codec missing on the platform, HTTP content encoding for
  * JSON only, JSON/Arrow equality, identical bytes whatever the worker count,
- * worker failures before and after the first byte, and backpressure.
+ * worker failures before and after the first byte, backpressure, and the
+ * compressed buffers kept per body (shared by transfers, even one that hangs up).
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { once } from 'node:events';
+import type { Socket } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { DataType, tableFromIPC } from 'apache-arrow';
 import { MemoryStore } from '../../src/cache/memory-store.js';
@@ -489,4 +492,54 @@ test('compressed buffers outlive a consumed token while another token shares the
   // The plane drops them in the continuation of the commit it awaited: one turn of the loop later.
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual([cache.stats().bodies, cache.stats().bytes], [0, 0], 'dropped with the body');
+});
+
+test('regression: a client that hangs up while a body is being compressed does not cut another transfer waiting on that compression', NEEDS_LZ4, async (t) => {
+  // The pool's queue held still: tasks wait for `open`, and one whose signal aborts while it waits
+  // is dropped with an AbortError, as piscina drops queued tasks (worker/encoder-pool.test.ts).
+  const real = createEncoderPool({ threads: 1 });
+  t.after(() => real.close());
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  let queued!: () => void;
+  const firstQueued = new Promise<void>((resolve) => (queued = resolve));
+  const held: EncoderPool = {
+    threads: 1,
+    async run(task, options) {
+      queued();
+      await new Promise<void>((resolve, reject) => {
+        const drop = () => reject(new DOMException('The task was dropped', 'AbortError'));
+        if (options?.signal?.aborted) return drop();
+        options?.signal?.addEventListener('abort', drop, { once: true });
+        void opened.then(resolve);
+      });
+      return real.run(task);
+    },
+    close: async () => {},
+  };
+  const cache = new CompressedBatchCache();
+  const plane = await startPlane(t, { workers: held, inlineCellLimit: 0, compressedCache: cache });
+  registerArrowDecoder('lz4');
+  const table = tableFromRows(ROWS);
+  // Two tokens, one body: two agents' transfers of the same table, both compressing its batch.
+  const [leaving, staying] = [(await plane.store.put(table)).token, (await plane.store.put(table)).token];
+
+  const serverSide = once(plane.app.server, 'connection') as Promise<[Socket]>;
+  const hangingUp = http.request(`${plane.base}/s2sp/data/${leaving}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ARROW_LZ4 } });
+  hangingUp.on('error', () => {}); // the hang-up below
+  hangingUp.end('{}');
+  await firstQueued; // the first transfer started compressing the body's batch
+  const second = plane.post(staying, {}, { accept: ARROW_LZ4 });
+  await plane.store.leased(2);
+  // The second transfer's handler runs on from its lease in the same turn: it waits on the compression now.
+  await new Promise((resolve) => setImmediate(resolve));
+  const [socket] = await serverSide;
+  hangingUp.destroy();
+  await once(socket, 'close'); // the server saw the hang-up: the first transfer is aborted
+  open();
+
+  const res = ok(await second, 'the transfer that stayed');
+  assert.deepEqual(arrowRows(res), expectedBody(ROWS.map((_, i) => i)));
+  assert.deepEqual(await plane.store.settled(leaving), ['release'], 'the hang-up kept its token');
+  assert.equal(cache.stats().compressedColumns, COLUMNS.length, 'compressed once, for both');
 });
