@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { DataType, tableFromIPC } from 'apache-arrow';
 import { MemoryStore } from '../../src/cache/memory-store.js';
@@ -21,6 +22,7 @@ import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { createEncoderPool, type EncoderPool } from '../../src/worker/encoder-pool.js';
 import { walk } from '../support/ipc-stream-walker.js';
+import { untilSlot } from '../support/slot-wait.js';
 import {
   ARROW,
   ARROW_LZ4,
@@ -36,6 +38,7 @@ import {
 } from '../support/data-plane-harness.js';
 
 const NEEDS_BOTH = { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip };
+const GATED_WORKER_FILE = fileURLToPath(new URL('../support/gated-worker.js', import.meta.url));
 const ACCEPT_UNSUPPORTED = 'S2SP_ERR_ACCEPT_UNSUPPORTED';
 
 const ROWS = mixedRows(3000);
@@ -495,51 +498,50 @@ test('compressed buffers outlive a consumed token while another token shares the
 });
 
 test('regression: a client that hangs up while a body is being compressed does not cut another transfer waiting on that compression', NEEDS_LZ4, async (t) => {
-  // The pool's queue held still: tasks wait for `open`, and one whose signal aborts while it waits
-  // is dropped with an AbortError, as piscina drops queued tasks (worker/encoder-pool.test.ts).
-  const real = createEncoderPool({ threads: 1 });
+  const slots = new Int32Array(new SharedArrayBuffer(8));
+  const real = createEncoderPool({ threads: 1, workerFile: GATED_WORKER_FILE, workerData: slots.buffer });
   t.after(() => real.close());
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  let queued!: () => void;
-  const firstQueued = new Promise<void>((resolve) => (queued = resolve));
-  const held: EncoderPool = {
-    threads: 1,
-    async run(task, options) {
-      queued();
-      await new Promise<void>((resolve, reject) => {
-        const drop = () => reject(new DOMException('The task was dropped', 'AbortError'));
-        if (options?.signal?.aborted) return drop();
-        options?.signal?.addEventListener('abort', drop, { once: true });
-        void opened.then(resolve);
-      });
-      return real.run(task);
+  const handedOver: Array<() => void> = [];
+  const handOvers = [0, 1].map((n) => new Promise<void>((resolve) => (handedOver[n] = resolve)));
+  let runs = 0;
+  const watched: EncoderPool = {
+    threads: real.threads,
+    run(task, options) {
+      handedOver[runs++]?.();
+      return real.run(task, options);
     },
-    close: async () => {},
+    close: () => real.close(),
   };
   const cache = new CompressedBatchCache();
-  const plane = await startPlane(t, { workers: held, inlineCellLimit: 0, compressedCache: cache });
+  const plane = await startPlane(t, { workers: watched, inlineCellLimit: 0, compressedCache: cache });
   registerArrowDecoder('lz4');
-  const table = tableFromRows(ROWS);
-  // Two tokens, one body: two agents' transfers of the same table, both compressing its batch.
-  const [leaving, staying] = [(await plane.store.put(table)).token, (await plane.store.put(table)).token];
+  // The only thread is held by another body's chunk, so the compression below waits in piscina's queue.
+  const occupier = plane.post(await plane.mint(ROWS), {});
+  await handOvers[0];
+  await untilSlot(slots, 1, (started) => started === 1, 'the occupying chunk started');
 
+  // Two tokens, one body: two agents' transfers of the same table, both needing its batch compressed.
+  const table = tableFromRows(ROWS);
+  const [leaving, staying] = [(await plane.store.put(table)).token, (await plane.store.put(table)).token];
   const serverSide = once(plane.app.server, 'connection') as Promise<[Socket]>;
   const hangingUp = http.request(`${plane.base}/s2sp/data/${leaving}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ARROW_LZ4 } });
   hangingUp.on('error', () => {}); // the hang-up below
   hangingUp.end('{}');
-  await firstQueued; // the first transfer started compressing the body's batch
-  const second = plane.post(staying, {}, { accept: ARROW_LZ4 });
-  await plane.store.leased(2);
-  // The second transfer's handler runs on from its lease in the same turn: it waits on the compression now.
-  await new Promise((resolve) => setImmediate(resolve));
+  await handOvers[1]; // its compression is queued
   const [socket] = await serverSide;
+  const second = plane.post(staying, {}, { accept: ARROW_LZ4 });
+  await plane.store.leased(3);
+  // The second transfer's handler runs on from its lease in the same turn: it waits on that compression now.
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(runs, 2, 'the second transfer joined the compression instead of starting its own');
   hangingUp.destroy();
   await once(socket, 'close'); // the server saw the hang-up: the first transfer is aborted
-  open();
 
+  Atomics.store(slots, 0, 1);
+  Atomics.notify(slots, 0);
+  ok(await occupier, 'the occupying fetch');
   const res = ok(await second, 'the transfer that stayed');
   assert.deepEqual(arrowRows(res), expectedBody(ROWS.map((_, i) => i)));
   assert.deepEqual(await plane.store.settled(leaving), ['release'], 'the hang-up kept its token');
-  assert.equal(cache.stats().compressedColumns, COLUMNS.length, 'compressed once, for both');
+  assert.equal(runs, 2, 'compressed once, for both');
 });
