@@ -13,6 +13,7 @@ import { S2SPError, type ErrorParams } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
 import { parseJsonExact } from '../table/exact-json.js';
 import type { Row } from '../table/rows-from-table.js';
+import { parseColumnMapping } from './column-mapping.js';
 import { setRowValue } from './merge.js';
 
 /** The consumer tool's arguments, exactly as the agent sends them. */
@@ -64,6 +65,31 @@ export function parseAbstractData(text: string): Row[] | '*' {
  */
 export function parseBodyData(text: string): Row[] {
   return parseRows(text, 'body_data');
+}
+
+/** A consumer tool's arguments, parsed and checked, before any request goes out. */
+export interface CheckedConsumerArgs {
+  /** The abstract's rows, or '*' for every row of the body. */
+  readonly abstract: Row[] | '*';
+  readonly mapping: Record<string, string> | undefined;
+  /** The resource_url when one was given (then body_data was not). */
+  readonly resourceUrl?: string;
+  /** body_data, as text, when it was given (then resource_url was not). */
+  readonly bodyData?: string;
+}
+
+/**
+ * Parses and checks every argument: a bad one found after the fetch would
+ * have spent the single-use token for nothing.
+ * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` naming the parameter and the problem
+ */
+export function checkConsumerArgs(args: ConsumerArgs): CheckedConsumerArgs {
+  const abstract = parseAbstractData(args.abstract_data);
+  const mapping = parseColumnMapping(args.column_mapping);
+  const hasUrl = isGiven(args.resource_url);
+  const hasBody = isGiven(args.body_data);
+  if (hasUrl && hasBody) throw invalid({ problem: 'urlAndBody' });
+  return { abstract, mapping, ...(hasUrl ? { resourceUrl: args.resource_url } : {}), ...(hasBody ? { bodyData: args.body_data } : {}) };
 }
 
 /** True when an optional string parameter was given: not absent, not blank. */

@@ -23,7 +23,7 @@ import { BodyFormat, acceptFor, bodyFormatOption, codecsToAsk } from './body-for
 import { DEFAULT_FETCH_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, positive, requestBody, type FetchBodyOptions } from './fetch-body.js';
 import { fetchFailed, httpFailure, responseInvalid } from './http-failure.js';
 import { bodyFromJson } from './json-body.js';
-import { sendPost } from './post-request.js';
+import { exchangePost } from './post-request.js';
 import { checkResourceUrl, isLoopbackHost } from './resource-url.js';
 
 /** A body being fetched: its schema at once, its batches as they arrive. */
@@ -133,50 +133,25 @@ function openAnswer(
   timeoutMs: number,
   signal: AbortSignal | undefined,
 ): Promise<OpenAnswer> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(fetchFailed({ problem: 'aborted' }, signal.reason));
+  return exchangePost<OpenAnswer>(url, payload, accept, { timeoutMs, signal }, (response, finish, request) => {
+    const status = response.statusCode ?? 0;
+    if (status >= 200 && status < 300) {
+      const declared = Number(response.headers['content-length']);
+      if (Number.isFinite(declared) && declared > maxBytes) finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'declared', maxBytes, declaredBytes: declared }));
+      else finish(undefined, { request, response });
       return;
     }
-    let settled = false;
-    const finish = (error: S2SPError | undefined, response?: http.IncomingMessage) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      if (error !== undefined) {
-        sent.request.destroy();
-        reject(error);
-      } else {
-        resolve({ request: sent.request, response: response as http.IncomingMessage });
-      }
-    };
-    const onAbort = () => finish(fetchFailed({ problem: 'aborted' }, signal?.reason));
-    const timer = setTimeout(() => finish(fetchFailed({ problem: 'timeout', timeoutMs })), timeoutMs);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const onResponse = (response: http.IncomingMessage) => {
-      const status = response.statusCode ?? 0;
-      if (status >= 200 && status < 300) {
-        const declared = Number(response.headers['content-length']);
-        if (Number.isFinite(declared) && declared > maxBytes) finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'declared', maxBytes, declaredBytes: declared }));
-        else finish(undefined, response);
-        return;
-      }
-      // An error document is small; do not let a hostile server make us buffer a lot of it.
-      const limit = Math.min(maxBytes, 64 * 1024);
-      const parts: Buffer[] = [];
-      let received = 0;
-      response.on('data', (chunk: Buffer) => {
-        if (received + chunk.length > limit) finish(httpFailure(status, Buffer.concat(parts)));
-        received += chunk.length;
-        parts.push(chunk);
-      });
-      response.on('end', () => finish(httpFailure(status, Buffer.concat(parts))));
-      response.on('error', () => finish(httpFailure(status, Buffer.concat(parts))));
-    };
-    const sent = sendPost(url, payload, accept, onResponse, (error) =>
-      finish(fetchFailed({ problem: 'unreachable', origin: url.origin, reason: error.message }, error)),
-    );
+    // An error document is small; do not let a hostile server make us buffer a lot of it.
+    const limit = Math.min(maxBytes, 64 * 1024);
+    const parts: Buffer[] = [];
+    let received = 0;
+    response.on('data', (chunk: Buffer) => {
+      if (received + chunk.length > limit) finish(httpFailure(status, Buffer.concat(parts)));
+      received += chunk.length;
+      parts.push(chunk);
+    });
+    response.on('end', () => finish(httpFailure(status, Buffer.concat(parts))));
+    response.on('error', () => finish(httpFailure(status, Buffer.concat(parts))));
   });
 }
 

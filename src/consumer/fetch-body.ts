@@ -8,7 +8,6 @@
  * The Accept and the choice of decoder live in body-format.ts, decoding in
  * json-body.ts and arrow-body.ts; this file is the HTTP part.
  */
-import type http from 'node:http';
 import type { Table } from 'apache-arrow';
 import type { Registry } from 'prom-client';
 import { S2SPError } from '../errors.js';
@@ -20,7 +19,7 @@ import type { JsonBodyStream } from './json-body-stream.js';
 import { checkResourceUrl, isLoopbackHost } from './resource-url.js';
 import { fetchFailed, httpFailure } from './http-failure.js';
 import { consumerMetricsFor } from './consumer-metrics.js';
-import { sendPost } from './post-request.js';
+import { exchangePost } from './post-request.js';
 
 export { BodyFormat, type BodyCodec } from './body-format.js';
 
@@ -191,91 +190,61 @@ function post(
   accept: string,
   { maxBytes, timeoutMs, signal, onProgress, streamFor }: PostOptions,
 ): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(fetchFailed({ problem: 'aborted' }, signal.reason));
+  return exchangePost<Answer>(url, payload, accept, { timeoutMs, signal }, (response, finish) => {
+    const status = response.statusCode ?? 0;
+    const contentType = response.headers['content-type'];
+    const ok = status >= 200 && status < 300;
+    // An error document is small; do not let a hostile server make us buffer a lot of it.
+    const limit = ok ? maxBytes : Math.min(maxBytes, 64 * 1024);
+    const declared = Number(response.headers['content-length']);
+    if (ok && Number.isFinite(declared) && declared > maxBytes) {
+      finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'declared', maxBytes, declaredBytes: declared }));
       return;
     }
-    let settled = false;
-    let contentType: string | undefined;
-    const finish = (error: S2SPError | undefined, answer?: Omit<Answer, 'contentType'>) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      if (error !== undefined) {
-        sent.request.destroy();
-        reject(error);
-      } else {
-        resolve({ ...(answer as Omit<Answer, 'contentType'>), contentType });
-      }
-    };
-    const onAbort = () => finish(fetchFailed({ problem: 'aborted' }, signal?.reason));
-    const timer = setTimeout(
-      () => finish(fetchFailed({ problem: 'timeout', timeoutMs })),
-      timeoutMs,
-    );
-    signal?.addEventListener('abort', onAbort, { once: true });
-
-    const onResponse = (response: http.IncomingMessage) => {
-      const status = response.statusCode ?? 0;
-      contentType = response.headers['content-type'];
-      const ok = status >= 200 && status < 300;
-      // An error document is small; do not let a hostile server make us buffer a lot of it.
-      const limit = ok ? maxBytes : Math.min(maxBytes, 64 * 1024);
-      const declared = Number(response.headers['content-length']);
-      if (ok && Number.isFinite(declared) && declared > maxBytes) {
-        finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'declared', maxBytes, declaredBytes: declared }));
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const stream = ok ? streamFor(contentType) : undefined;
+    let streamError: unknown;
+    response.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) {
+        if (ok) finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'received', maxBytes }));
+        else finish(httpFailure(status, Buffer.concat(chunks)));
         return;
       }
-      const chunks: Buffer[] = [];
-      let received = 0;
-      const stream = ok ? streamFor(contentType) : undefined;
-      let streamError: unknown;
-      response.on('data', (chunk: Buffer) => {
-        received += chunk.length;
-        if (received > limit) {
-          if (ok) finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'received', maxBytes }));
-          else finish(httpFailure(status, Buffer.concat(chunks)));
+      if (stream === undefined) chunks.push(chunk);
+      else if (streamError === undefined) {
+        try {
+          stream.write(chunk);
+        } catch (error) {
+          streamError = error;
+        }
+      }
+      if (ok) onProgress?.(received, Number.isFinite(declared) ? declared : undefined);
+    });
+    response.on('end', () => {
+      if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
+      else if (!ok) finish(httpFailure(status, Buffer.concat(chunks, received)));
+      else {
+        let decoded: DecodedBody | undefined;
+        try {
+          if (streamError !== undefined) throw streamError;
+          decoded = stream?.end();
+        } catch (error) {
+          finish(error as S2SPError);
           return;
         }
-        if (stream === undefined) chunks.push(chunk);
-        else if (streamError === undefined) {
-          try {
-            stream.write(chunk);
-          } catch (error) {
-            streamError = error;
-          }
-        }
-        if (ok) onProgress?.(received, Number.isFinite(declared) ? declared : undefined);
-      });
-      response.on('end', () => {
-        if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
-        else if (!ok) finish(httpFailure(status, Buffer.concat(chunks, received)));
-        else {
-          let decoded: DecodedBody | undefined;
-          try {
-            if (streamError !== undefined) throw streamError;
-            decoded = stream?.end();
-          } catch (error) {
-            finish(error as S2SPError);
-            return;
-          }
-          // The total is reached only by a fetch that succeeds.
-          if (!Number.isFinite(declared)) onProgress?.(received, received);
-          finish(undefined, decoded === undefined ? { bytes: Buffer.concat(chunks, received), received } : { decoded, received });
-        }
-      });
-      response.on('error', (error) =>
-        finish(fetchFailed({ problem: 'broken' }, error)),
-      );
-      response.on('close', () => {
-        if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
-      });
-    };
-    const sent = sendPost(url, payload, accept, onResponse, (error) =>
-      finish(fetchFailed({ problem: 'unreachable', origin: url.origin, reason: error.message }, error)),
+        // The total is reached only by a fetch that succeeds.
+        if (!Number.isFinite(declared)) onProgress?.(received, received);
+        finish(undefined, decoded === undefined ? { bytes: Buffer.concat(chunks, received), received, contentType } : { decoded, received, contentType });
+      }
+    });
+    response.on('error', (error) =>
+      finish(fetchFailed({ problem: 'broken' }, error)),
     );
+    response.on('close', () => {
+      if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
+    });
   });
 }
 

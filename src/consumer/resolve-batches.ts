@@ -18,8 +18,8 @@ import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
-import { applyColumnMapping, batchRenamer, parseColumnMapping } from './column-mapping.js';
-import { isGiven, parseAbstractData, parseBodyData, type ConsumerArgs } from './consumer-args.js';
+import { applyColumnMapping, batchRenamer } from './column-mapping.js';
+import { checkConsumerArgs, parseBodyData, type ConsumerArgs } from './consumer-args.js';
 import { fetchBodyBatches } from './fetch-batches.js';
 import type { ResolveOptions, ResolvedRows } from './resolve.js';
 
@@ -49,20 +49,14 @@ export interface ResolvedBatches {
  *   error of {@link fetchBodyBatches} (the batches throw its transfer errors too)
  */
 export async function resolveConsumerBatches(args: ConsumerArgs, options: ResolveOptions = {}): Promise<ResolvedBatches> {
-  const abstract = parseAbstractData(args.abstract_data);
-  const mapping = parseColumnMapping(args.column_mapping);
-  const hasUrl = isGiven(args.resource_url);
-  const hasBody = isGiven(args.body_data);
-  if (hasUrl && hasBody) {
-    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'urlAndBody' });
-  }
+  const { abstract, mapping, resourceUrl, bodyData } = checkConsumerArgs(args);
   const mapped = abstract === '*' ? '*' : abstract.map((row) => applyColumnMapping(row, mapping));
 
-  if (hasUrl) {
+  if (resourceUrl !== undefined) {
     const ids = abstract === '*' ? undefined : [...new Set(abstract.map((row) => row[ROW_ID] as number))];
     // An empty selection must not be fetched: empty row_ids means every row on the wire.
     if (ids === undefined || ids.length > 0) {
-      const fetched = await fetchBodyBatches(args.resource_url as string, {
+      const fetched = await fetchBodyBatches(resourceUrl, {
         allowedOrigins: options.allowedOrigins,
         maxBytes: options.maxBodyBytes,
         timeoutMs: options.timeoutMs,
@@ -82,8 +76,8 @@ export async function resolveConsumerBatches(args: ConsumerArgs, options: Resolv
     }
     return fromRows(mapped, [], 'resource_url');
   }
-  if (hasBody) {
-    const all = parseBodyData(args.body_data as string);
+  if (bodyData !== undefined) {
+    const all = parseBodyData(bodyData);
     const wanted = abstract === '*' ? undefined : new Set(abstract.map((row) => row[ROW_ID]));
     const chosen = wanted === undefined ? all : all.filter((row) => wanted.has(row[ROW_ID]));
     return fromRows(mapped, chosen.map((row) => applyColumnMapping(row, mapping)), 'body_data');

@@ -18,8 +18,8 @@ import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
-import { applyColumnMapping, parseColumnMapping, tableWithColumnMapping } from './column-mapping.js';
-import { isGiven, parseAbstractData, parseBodyData, type ConsumerArgs } from './consumer-args.js';
+import { applyColumnMapping, tableWithColumnMapping } from './column-mapping.js';
+import { checkConsumerArgs, parseBodyData, type ConsumerArgs } from './consumer-args.js';
 import { fetchBody, type FetchProgress } from './fetch-body.js';
 import { mergeByRowId } from './merge.js';
 
@@ -58,16 +58,8 @@ export interface ResolvedRows {
  *   every error of {@link fetchBody} when the body is fetched
  */
 export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOptions = {}): Promise<ResolvedRows> {
-  // Every argument is parsed and checked before any request goes out: a bad
-  // one found after the fetch would have spent the single-use token for nothing.
-  const abstract = parseAbstractData(args.abstract_data);
-  const mapping = parseColumnMapping(args.column_mapping);
-  const hasUrl = isGiven(args.resource_url);
-  const hasBody = isGiven(args.body_data);
-  if (hasUrl && hasBody) {
-    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'urlAndBody' });
-  }
-  const bodyRows = hasBody ? parseBodyData(args.body_data as string) : undefined;
+  const { abstract, mapping, resourceUrl, bodyData } = checkConsumerArgs(args);
+  const bodyRows = bodyData === undefined ? undefined : parseBodyData(bodyData);
   const fetchOptions = {
     allowedOrigins: options.allowedOrigins,
     maxBytes: options.maxBodyBytes,
@@ -77,8 +69,8 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
   };
 
   if (abstract === '*') {
-    if (hasUrl) {
-      const fetched = await fetchBody(args.resource_url as string, fetchOptions);
+    if (resourceUrl !== undefined) {
+      const fetched = await fetchBody(resourceUrl, fetchOptions);
       const table = tableWithColumnMapping(fetched.table, mapping);
       return { rows: rowsFromTable(table), table, source: 'resource_url', bytesReceived: fetched.bytesReceived };
     }
@@ -93,12 +85,12 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
   let body: Row[] = [];
   let source: ResolvedRows['source'] = 'abstract_only';
   let bytesReceived = 0;
-  if (hasUrl) {
+  if (resourceUrl !== undefined) {
     source = 'resource_url';
     const ids = uniqueIds(abstract);
     // An empty selection must not be fetched: empty row_ids means every row on the wire.
     if (ids.length > 0) {
-      const fetched = await fetchBody(args.resource_url as string, { ...fetchOptions, rowIds: ids });
+      const fetched = await fetchBody(resourceUrl, { ...fetchOptions, rowIds: ids });
       body = rowsFromTable(tableWithColumnMapping(fetched.table, mapping));
       bytesReceived = fetched.bytesReceived;
     }
