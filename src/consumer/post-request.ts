@@ -83,7 +83,7 @@ export interface ExchangeBounds {
 
 /**
  * One POST whose answer `onResponse` reads and settles through `finish`:
- * rejects with S2SP_ERR_FETCH_FAILED when `signal` aborts, when `timeoutMs`
+ * rejects with S2SP_ERR_CONSUMER_FETCH_FAILED when `signal` aborts, when `timeoutMs`
  * passes before `finish`, or when the server cannot be reached; whatever
  * settles first wins, later calls are ignored.
  * @param onResponse given the response, `finish`, and the request that got the response
