@@ -156,8 +156,10 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
   }
   const metadata = recordBatchMetadata(n, nodes, regions, bodyLength);
   const total = ipc.schema.byteLength + metadata.byteLength + bodyLength + END_OF_STREAM.byteLength;
-  // Zeroed: padding and unset bits must be zero, as the assembler's are.
-  const out = Buffer.alloc(total);
+  // Zeroed: padding and unset bits must be zero, as the assembler's are. allocUnsafe takes a small
+  // answer from Node's shared pool (8-byte aligned); Buffer.alloc made a new ArrayBuffer per request,
+  // ~2 µs of the ~5 µs this function cost in the small-requests profile.
+  const out = Buffer.allocUnsafe(total).fill(0);
   out.set(ipc.schema, 0);
   out.set(metadata, ipc.schema.byteLength);
   const bodyStart = ipc.schema.byteLength + metadata.byteLength;
