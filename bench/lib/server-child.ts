@@ -24,6 +24,8 @@ export interface StartOptions {
   cpuProfAll?: boolean;
   /** Names the profile file. */
   label?: string;
+  /** Environment variables set for the child on top of this process's (e.g. a deployment's malloc setting). */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -77,6 +79,7 @@ export class ServerChild {
     }
     const child = fork(join(SERVERS_DIR, `${name}.js`), [JSON.stringify(config)], {
       execArgv,
+      ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const info = await new Promise<Record<string, unknown> & { port: number }>((resolve, reject) => {
