@@ -15,6 +15,14 @@ export interface EncoderPoolOptions {
   /** Milliseconds an idle worker lives (default 30 s). */
   idleTimeoutMs?: number;
   /**
+   * How much lower the workers' CPU priority is than the process's, as a
+   * Unix nice increment (0 to 19; default 10). Encoding a big transfer then
+   * yields the CPU to the event loop, so small requests served meanwhile keep
+   * their latency; alone, a worker still gets a whole core
+   * (native-notes.md, "Worker priority"). 0 leaves the workers as they are.
+   */
+  niceIncrement?: number;
+  /**
    * The worker module (default: s2sp's encode-worker). For instrumentation
    * and fault-injection tests: a module whose default export wraps
    * encode-worker's. `workerData` is handed to it unchanged.
@@ -45,6 +53,10 @@ export interface EncoderPool {
 }
 
 const WORKER_FILE = new URL('./encode-worker.js', import.meta.url).href;
+/** The default nice increment of the workers: background work, below the event loop. */
+export const DEFAULT_NICE_INCREMENT = 10;
+/** 19 is the lowest priority a Unix thread can have. */
+const MAX_NICE_INCREMENT = 19;
 
 function moduleHref(file: string | URL): string {
   if (file instanceof URL || file.startsWith('file:')) return new URL(file).href;
@@ -53,10 +65,11 @@ function moduleHref(file: string | URL): string {
 
 /**
  * Creates an encoder pool with `threads` workers.
- * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for a thread count or idle timeout that is not a positive integer
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for a thread count or idle timeout that is not a positive integer, or a nice increment outside 0 to 19
  */
 export function createEncoderPool(options: EncoderPoolOptions = {}): EncoderPool {
   const threads = integerOption(options.threads, 'threads', 1) ?? Math.min(4, availableParallelism());
+  const niceIncrement = integerOption(options.niceIncrement, 'niceIncrement', 0, MAX_NICE_INCREMENT) ?? DEFAULT_NICE_INCREMENT;
   const piscina = new Piscina<EncodeTask, Uint8Array>({
     filename: options.workerFile === undefined ? WORKER_FILE : moduleHref(options.workerFile),
     workerData: options.workerData,
@@ -69,6 +82,9 @@ export function createEncoderPool(options: EncoderPoolOptions = {}): EncoderPool
     // compressed chunk (native-notes.md, "lz4-napi"). 'async' waits with Atomics.waitAsync and
     // lets the loop run.
     atomics: 'async',
+    // Applied by each worker to its own thread when it starts (through piscina's optional
+    // @napi-rs/nice; where that addon is missing, piscina goes on at normal priority).
+    niceIncrement,
   });
   // Tasks handed to piscina and not settled yet, in the order they were handed
   // over. piscina starts tasks in that order, one per thread, so a task with at

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, getPriority } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { setTimeout } from 'node:timers/promises';
 import { BroadcastChannel } from 'node:worker_threads';
@@ -16,7 +16,7 @@ import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { projectColumns } from '../../src/table/select.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import type { EncodeTask } from '../../src/worker/encode-task.js';
-import { createEncoderPool } from '../../src/worker/encoder-pool.js';
+import { DEFAULT_NICE_INCREMENT, createEncoderPool } from '../../src/worker/encoder-pool.js';
 import { untilSlot } from '../support/slot-wait.js';
 
 
@@ -115,13 +115,36 @@ test('a task that fails in the worker rejects run(), and the pool keeps working'
   assert.deepEqual(await pool.run(task), mainThread(task));
 });
 
-test('invalid thread counts and idle timeouts are S2SP_ERR_OPTION_INVALID', () => {
+test('invalid thread counts, idle timeouts and nice increments are S2SP_ERR_OPTION_INVALID', () => {
   for (const threads of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
     assert.throws(() => createEncoderPool({ threads }), { code: 'S2SP_ERR_OPTION_INVALID' }, `threads ${threads}`);
   }
   for (const idleTimeoutMs of [0, -5, 0.5]) {
     assert.throws(() => createEncoderPool({ idleTimeoutMs }), { code: 'S2SP_ERR_OPTION_INVALID' }, `idleTimeoutMs ${idleTimeoutMs}`);
   }
+  for (const niceIncrement of [-1, 20, 2.5]) {
+    assert.throws(() => createEncoderPool({ niceIncrement }), { code: 'S2SP_ERR_OPTION_INVALID' }, `niceIncrement ${niceIncrement}`);
+  }
+});
+
+// os.getPriority(0) reads the calling thread's nice value on Linux only (elsewhere the process's).
+const PRIORITY_WORKER_FILE = new URL('../support/priority-worker.js', import.meta.url);
+const LINUX_ONLY = { skip: process.platform === 'linux' ? false : 'thread priorities are per thread on Linux only' };
+
+test('workers run below the main thread by their nice increment (default 10), only their own threads', LINUX_ONLY, async (t) => {
+  const main = getPriority(0);
+  const b = body(1);
+  const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns: null, chunk: { start: 0, end: 1 }, format: { kind: 'json' } };
+  const workerNice = async (options: { niceIncrement?: number }) => {
+    const pool = createEncoderPool({ threads: 1, workerFile: PRIORITY_WORKER_FILE, ...options });
+    t.after(() => pool.close());
+    const answer = await pool.run(task);
+    return new Int32Array(answer.buffer, answer.byteOffset, 1)[0];
+  };
+  assert.equal(await workerNice({}), Math.min(19, main + DEFAULT_NICE_INCREMENT), 'the default');
+  assert.equal(await workerNice({ niceIncrement: 3 }), Math.min(19, main + 3));
+  assert.equal(await workerNice({ niceIncrement: 0 }), main, '0 leaves the worker as it is');
+  assert.equal(getPriority(0), main, 'the main thread keeps its priority');
 });
 
 test('the default thread count is the core count, at most 4', async () => {
