@@ -27,7 +27,10 @@ interface Report {
 const MB = 1e6;
 
 test('200 MB of batches: cached near their size, consumed as batches without rows or the whole body', { timeout: 300_000 }, async (t) => {
-  const { stdout } = await run(process.execPath, ['--expose-gc', PROBE, '200'], { maxBuffer: 1024 * 1024 });
+  // `live`: the consumer's figures are taken after a full collection, so they count what it holds.
+  // Without it they also count consumed batches the collector has not taken yet: 90-100 MB on
+  // Node 20, 125-145 MB on Node 24, whose V8 collects array buffers later (that made this flaky).
+  const { stdout } = await run(process.execPath, ['--expose-gc', PROBE, '200', 'live'], { maxBuffer: 1024 * 1024 });
   const report = JSON.parse(stdout.trim().split('\n').at(-1) as string) as Report;
   const mb = (n: number) => `${(n / MB).toFixed(0)} MB`;
   t.diagnostic(
@@ -43,5 +46,7 @@ test('200 MB of batches: cached near their size, consumed as batches without row
   assert.ok(overhead < report.cachedBytes * 0.6, `caching grew RSS by ${mb(report.cache.peakRssGrowth)}, ${mb(overhead)} over the cached size`);
   // Rows as objects would take several times the body in heap (measured: 300 MB of heap for a 62 MB body).
   assert.ok(report.consume.peakHeapGrowth < 64 * MB, `consuming grew the heap by ${mb(report.consume.peakHeapGrowth)}`);
-  assert.ok(report.consume.peakArrayBuffersGrowth < report.cachedBytes / 2, `consuming held ${mb(report.consume.peakArrayBuffersGrowth)} of array buffers`);
+  // A streaming consumer holds a few batches (~1.3 MB each) and socket buffers: measured 5 MB on Node 20
+  // and 24. Buffering the body would hold all of it (250 MB).
+  assert.ok(report.consume.peakArrayBuffersGrowth < report.cachedBytes / 8, `consuming held ${mb(report.consume.peakArrayBuffersGrowth)} of array buffers`);
 });
