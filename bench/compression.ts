@@ -24,18 +24,10 @@ import { ACCEPT_ARROW, ACCEPT_ARROW_LZ4, ACCEPT_ARROW_ZSTD } from './lib/dataset
 import { bigClientName, timedPost } from './lib/http-client.js';
 import { goal, mb, ratio, secs, spread, triple, type Goal, type Spread } from './lib/report.js';
 import { bounded, progress, runScenario } from './lib/scenario.js';
-import { ServerChild, quiesce } from './lib/server-child.js';
+import { DEPLOYMENT_ENV, ServerChild, quiesce } from './lib/server-child.js';
 
 const ROWS = 1_000_000;
 const RSS_FETCHES = 20;
-/**
- * The server runs as native-notes.md tells a long-running deployment to (as
- * the soak does): with glibc's mmap threshold fixed, freed compression
- * buffers go back to the system instead of staying in a malloc heap whose
- * threshold grew. The RSS goal is about that server's drift; without the
- * setting the same 20 fetches swing by ±50 MB around a ~1 GB process.
- */
-const DEPLOYMENT_ENV = { MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072' };
 
 interface Codec {
   id: 'none' | 'lz4' | 'zstd';
@@ -67,6 +59,7 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
   const server = await ServerChild.start(
     's2sp-server',
     { rows: ROWS, planes: [{ prefix: '' }, { prefix: '/nocache', compressedCache: 0 }, { prefix: '/cold', coldStore: true }] },
+    // As a long-running deployment runs (and the soak): the RSS goal is about that server's drift.
     { env: DEPLOYMENT_ENV },
   );
   const token = (server.info.tokens as string[])[0];

@@ -28,6 +28,7 @@ import { createEncoderPool } from '../src/worker/encoder-pool.js';
 import { generateRows } from './lib/dataset.js';
 import { writeResults } from './lib/report.js';
 import { httpRequest, type HttpOutcome } from './lib/raw-http.js';
+import { DEPLOYMENT_ENV } from './lib/server-child.js';
 
 const ARROW = 'application/vnd.apache.arrow.stream';
 const TTL_SECONDS = 3;
@@ -105,7 +106,7 @@ class SoakServer {
     const args = ['--role', 'server', '--idle-ttl', String(idleTtlMs)];
     // The deployment setting native-notes.md recommends: a fixed mmap threshold, so glibc returns
     // freed body buffers to the system instead of keeping them in its heap.
-    const env = { ...process.env, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072' };
+    const env = { ...process.env, ...DEPLOYMENT_ENV };
     const child = fork(fileURLToPath(import.meta.url), args, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     return new Promise((resolve, reject) => {
       child.once('message', (m: { ready?: string }) => (m.ready ? resolve(new SoakServer(child, m.ready)) : reject(new Error('no ready'))));
@@ -249,7 +250,7 @@ async function main(): Promise<void> {
   try {
     await sleep(500);
     const start = await server.ask('reset-peak');
-    console.log(`soak: ${seconds} s, ${connections} connections on ${server.url} (server env MALLOC_MMAP_THRESHOLD_=${process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072'})`);
+    console.log(`soak: ${seconds} s, ${connections} connections on ${server.url} (server env MALLOC_MMAP_THRESHOLD_=${DEPLOYMENT_ENV.MALLOC_MMAP_THRESHOLD_})`);
     const tally = new Tally();
     const deadline = Date.now() + seconds * 1000;
     const startedAt = Date.now();

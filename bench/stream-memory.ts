@@ -27,9 +27,8 @@ const BATCH_ROWS = 65_536;
 /** Two Float64 columns: 16 bytes a row (the cache adds 4 for _row_id). */
 const ROW_BYTES = 16;
 const totalRows = Math.floor((Number(mbText) * 1e6) / ROW_BYTES);
-const gcOrUndefined = (globalThis as { gc?: () => void }).gc;
-if (gcOrUndefined === undefined) throw new Error('run with --expose-gc');
-const gc = gcOrUndefined;
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) throw new Error('run with --expose-gc');
 const live = flags.includes('live');
 
 let peakRss = 0;
@@ -42,8 +41,8 @@ function sample(): void {
   peakArrayBuffers = Math.max(peakArrayBuffers, m.arrayBuffers);
 }
 function settle(): NodeJS.MemoryUsage {
-  gc();
-  gc();
+  gc?.();
+  gc?.();
   const m = process.memoryUsage();
   peakRss = m.rss;
   peakHeap = m.heapUsed;

@@ -29,6 +29,16 @@ export interface StartOptions {
 }
 
 /**
+ * The environment native-notes.md tells a long-running deployment to run
+ * with: glibc's mmap threshold fixed, so freed buffers go back to the system
+ * instead of staying in a malloc heap whose threshold grew. A value already
+ * set in this process's environment wins.
+ */
+export const DEPLOYMENT_ENV: Readonly<{ MALLOC_MMAP_THRESHOLD_: string }> = {
+  MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
+};
+
+/**
  * Lets every server settle before a measured request: a full gc in each,
  * then `ms` of quiet, so one server's leftover garbage (a 188 MB string of
  * the naive port) is not collected on the CPU the next request needs.
