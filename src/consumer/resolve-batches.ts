@@ -21,7 +21,7 @@ import { tableFromRows } from '../table/table-from-rows.js';
 import { applyColumnMapping, batchRenamer } from './column-mapping.js';
 import { checkConsumerArgs, parseBodyData, type ConsumerArgs } from './consumer-args.js';
 import { fetchBodyBatches } from './fetch-batches.js';
-import type { ResolveOptions, ResolvedRows } from './resolve.js';
+import { uniqueIds, type ResolveOptions, type ResolvedRows } from './resolve.js';
 
 /** What a consumer handler that asks for batches receives. */
 export interface ResolvedBatches {
@@ -53,7 +53,7 @@ export async function resolveConsumerBatches(args: ConsumerArgs, options: Resolv
   const mapped = abstract === '*' ? '*' : abstract.map((row) => applyColumnMapping(row, mapping));
 
   if (resourceUrl !== undefined) {
-    const ids = abstract === '*' ? undefined : [...new Set(abstract.map((row) => row[ROW_ID] as number))];
+    const ids = abstract === '*' ? undefined : uniqueIds(abstract);
     // An empty selection must not be fetched: empty row_ids means every row on the wire.
     if (ids === undefined || ids.length > 0) {
       const fetched = await fetchBodyBatches(resourceUrl, {

@@ -107,6 +107,6 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
 }
 
 /** The abstract's ids, each once, in first-seen order. */
-function uniqueIds(rows: readonly Row[]): number[] {
+export function uniqueIds(rows: readonly Row[]): number[] {
   return [...new Set(rows.map((row) => row[ROW_ID] as number))];
 }
