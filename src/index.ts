@@ -14,8 +14,8 @@ export {
   type ResourceToolHandler,
   type TableResult,
   type ToolConfig,
-  type ToolExtra,
 } from './control/resource-tool.js';
+export { type McpToolHost, type ToolExtra, type ToolResult } from './control/tool-host.js';
 export {
   registerConsumerTool,
   type ConsumerBatchInput,

@@ -4,8 +4,6 @@
  * server, or reading `body_data`), and hands the handler rows and the same
  * data as an Arrow Table.
  */
-import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Table } from 'apache-arrow';
 import * as z from 'zod/v4';
 import type { ConsumerArgs } from '../consumer/consumer-args.js';
@@ -13,9 +11,9 @@ import { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from '../
 import { resolveConsumerBatches, type ResolvedBatches } from '../consumer/resolve-batches.js';
 import { invalidOption, positiveOption, stringListOption } from '../option-checks.js';
 import type { Row } from '../table/rows-from-table.js';
-import type { ToolExtra } from './resource-tool.js';
+import { registerToolOn, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
 import { jsonToolResult, toolFailureResult, type ToolErrorLog } from './tool-results.js';
-import { progressReporterFor, type ProgressExtra } from './progress.js';
+import { progressReporterFor } from './progress.js';
 
 /** What a consumer handler receives. */
 export interface ConsumerInput {
@@ -57,7 +55,7 @@ export interface ConsumerToolOptions extends ResolveOptions {
 export interface ConsumerToolConfig {
   title?: string;
   description?: string;
-  annotations?: ToolAnnotations;
+  annotations?: Record<string, unknown>;
   _meta?: Record<string, unknown>;
 }
 
@@ -81,36 +79,36 @@ const CONSUMER_PARAMS = {
  * is logged and answered as `S2SP_ERR_TOOL_FAILED`, naming no internals.
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an allowed origin that is not an http(s) URL, or a limit that is not positive
  */
-export function registerConsumerTool(
-  mcp: McpServer,
+export function registerConsumerTool<Host extends McpToolHost>(
+  mcp: Host,
   name: string,
   config: ConsumerToolConfig,
   handler: ConsumerBatchToolHandler,
   options: ConsumerToolOptions & { batches: true },
-): RegisteredTool;
-export function registerConsumerTool(
-  mcp: McpServer,
+): RegisteredToolOf<Host>;
+export function registerConsumerTool<Host extends McpToolHost>(
+  mcp: Host,
   name: string,
   config: ConsumerToolConfig,
   handler: ConsumerToolHandler,
   options?: ConsumerToolOptions & { batches?: false },
-): RegisteredTool;
-export function registerConsumerTool(
-  mcp: McpServer,
+): RegisteredToolOf<Host>;
+export function registerConsumerTool<Host extends McpToolHost>(
+  mcp: Host,
   name: string,
   config: ConsumerToolConfig,
   handler: ConsumerToolHandler | ConsumerBatchToolHandler,
   options: ConsumerToolOptions = {},
-): RegisteredTool {
+): RegisteredToolOf<Host> {
   checkConsumerOptions(options);
   const { onToolError, batches, ...resolveOptions } = options;
   if (batches === true) {
     return registerBatchConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, resolveOptions, onToolError);
   }
   const rowHandler = handler as ConsumerToolHandler;
-  return mcp.registerTool(name, { ...config, inputSchema: CONSUMER_PARAMS }, (async (args: ConsumerArgs, extra: ToolExtra) => {
+  return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, async (args: ConsumerArgs, extra) => {
     // Progress of fetching the body, in bytes, when the caller asked for progress.
-    const progress = progressReporterFor(extra as ProgressExtra, 'fetching the body (bytes)');
+    const progress = progressReporterFor(extra, 'fetching the body (bytes)');
     const withProgress: ResolveOptions =
       progress === undefined ? resolveOptions : { ...resolveOptions, onProgress: (received, total) => progress.report(received, total) };
     try {
@@ -126,19 +124,19 @@ export function registerConsumerTool(
     } catch (error) {
       return toolFailureResult(error, name, onToolError);
     }
-  }) as ToolCallback<typeof CONSUMER_PARAMS>);
+  });
 }
 
 /** The batch flavour: errors of the transfer, thrown from the batches inside the handler, are tool errors too. */
-function registerBatchConsumerTool(
-  mcp: McpServer,
+function registerBatchConsumerTool<Host extends McpToolHost>(
+  mcp: Host,
   name: string,
   config: ConsumerToolConfig,
   handler: ConsumerBatchToolHandler,
   options: ResolveOptions,
   onToolError: ToolErrorLog | undefined,
-): RegisteredTool {
-  return mcp.registerTool(name, { ...config, inputSchema: CONSUMER_PARAMS }, (async (args: ConsumerArgs, extra: ToolExtra) => {
+): RegisteredToolOf<Host> {
+  return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, async (args: ConsumerArgs, extra) => {
     let resolved: ResolvedBatches | undefined;
     try {
       resolved = await resolveConsumerBatches(args, options);
@@ -149,7 +147,7 @@ function registerBatchConsumerTool(
     } finally {
       await resolved?.cancel();
     }
-  }) as ToolCallback<typeof CONSUMER_PARAMS>);
+  });
 }
 
 function checkConsumerOptions(options: ConsumerToolOptions): void {

@@ -11,11 +11,7 @@
  * time (at least {@link UNKNOWN_TOTAL_STEP}), so a body of any size costs a
  * few dozen notifications at most.
  */
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-
-/** What progress needs of a tool handler's extra argument. */
-export type ProgressExtra = Pick<RequestHandlerExtra<ServerRequest, ServerNotification>, '_meta' | 'sendNotification'>;
+import { toolCallOf, type ToolExtra } from './tool-host.js';
 
 /** Least growth between two notifications while the total is unknown: 1 MiB. */
 export const UNKNOWN_TOTAL_STEP = 1024 * 1024;
@@ -37,11 +33,11 @@ export interface ProgressReporter {
 /**
  * The progress reporter of a tool call, or undefined when its caller passed
  * no progress token.
- * @param extra the handler's extra argument, as the MCP SDK passes it
+ * @param extra the handler's extra argument, as either MCP SDK line passes it
  * @param message what the progress is of, sent with each notification
  */
-export function progressReporterFor(extra: ProgressExtra, message: string): ProgressReporter | undefined {
-  const progressToken = extra._meta?.progressToken;
+export function progressReporterFor(extra: ToolExtra, message: string): ProgressReporter | undefined {
+  const { progressToken, notify } = toolCallOf(extra);
   if (progressToken === undefined) return undefined;
   let sent = -1;
   // Each notification waits for the one before: the client sees them in order.
@@ -55,7 +51,7 @@ export function progressReporterFor(extra: ProgressExtra, message: string): Prog
       sent = progress;
       const params = { progressToken, progress, ...(total === undefined ? {} : { total }), message };
       chain = chain
-        .then(() => extra.sendNotification({ method: 'notifications/progress', params }))
+        .then(() => notify({ method: 'notifications/progress', params }))
         // A caller that went away cannot be told; the tool's own work goes on.
         .catch(() => {});
     },

@@ -5,10 +5,6 @@
  * handler returns rows or an Arrow Table, and the wrapper answers plain MCP,
  * or an envelope with the body cached (async) or inline (sync).
  */
-import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { Table } from 'apache-arrow';
 import { isRecordBatchSource, openBodyBatches, tableFromBatchStream, type RecordBatchSource } from '../table/batch-stream.js';
 import type { BodyStore, PutResult } from '../cache/body-store.js';
@@ -22,8 +18,9 @@ import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
 import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, envelopeText, rowsText, type AnyEnvelope } from './envelope.js';
 import { RESOURCE_TOOL_OUTPUT_SCHEMA } from './envelope-schema.js';
 import { toolFailureResult, type ToolErrorLog } from './tool-results.js';
-import { ZOD_FLAVOURS, flavourOf, type ZodFlavour } from './zod-flavour.js';
-import { progressReporterFor, type ProgressExtra } from './progress.js';
+import { ZOD_FLAVOURS, flavourOf, rawShapeOf, type ShapeOutput, type ZodFlavour, type ZodObjectOf, type ZodRawShapeCompat } from './zod-flavour.js';
+import { progressReporterFor } from './progress.js';
+import { registerToolOn, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
 
 /**
  * What a resource tool handler returns: rows (plain objects), an Arrow Table,
@@ -32,8 +29,6 @@ import { progressReporterFor, type ProgressExtra } from './progress.js';
  */
 export type TableResult = readonly Record<string, unknown>[] | Table | RecordBatchSource;
 
-/** The handler's extra argument, as the MCP SDK passes it. */
-export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** A resource tool handler: the tool's own arguments (parsed by its zod 3 or zod 4 shape) in, a table out. */
 export type ResourceToolHandler<Shape extends ZodRawShapeCompat> = (
@@ -46,9 +41,12 @@ export interface ToolConfig<Shape extends ZodRawShapeCompat> {
   title?: string;
   /** What the tool does; a sentence on how long a resource_url lives is appended. */
   description?: string;
-  /** The tool's own parameters, a zod 3 or zod 4 raw shape; `abstract_domains`, `mode` and `abstract_format` are added. */
-  inputSchema?: Shape;
-  annotations?: ToolAnnotations;
+  /**
+   * The tool's own parameters: a zod 3 or zod 4 raw shape, or (SDK v2 style)
+   * a zod 4 `z.object(...)`; `abstract_domains`, `mode` and `abstract_format` are added.
+   */
+  inputSchema?: Shape | ZodObjectOf<Shape>;
+  annotations?: Record<string, unknown>;
   _meta?: Record<string, unknown>;
 }
 
@@ -100,14 +98,14 @@ const ADDED_PARAMS: Record<ZodFlavour, ZodRawShapeCompat> = {
  * @throws Error when the tool's own schema already defines `abstract_domains`, `mode` or `abstract_format`
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an abstract row limit that is not a positive integer
  */
-export function registerResourceTool<Shape extends ZodRawShapeCompat>(
-  mcp: McpServer,
+export function registerResourceTool<Shape extends ZodRawShapeCompat, Host extends McpToolHost>(
+  mcp: Host,
   name: string,
   config: ToolConfig<Shape>,
   handler: ResourceToolHandler<Shape>,
   context: ResourceToolContext,
-): RegisteredTool {
-  const own: ZodRawShapeCompat = config.inputSchema ?? {};
+): RegisteredToolOf<Host> {
+  const own: ZodRawShapeCompat = rawShapeOf(config.inputSchema);
   const added = ADDED_PARAMS[flavourOf(own)];
   for (const key of Object.keys(added)) {
     if (key in own) throw new Error(`resource tool ${name}: its input schema must not define "${key}" (S2SP adds it)`);
@@ -138,13 +136,7 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat>(
       return toolFailureResult(error, name, context.onToolError);
     }
   };
-  // The SDK types its callback by the shape it was given; ours is built at run time in either zod flavour.
-  const register = mcp.registerTool.bind(mcp) as (
-    name: string,
-    config: ToolConfig<ZodRawShapeCompat> & { outputSchema: typeof RESOURCE_TOOL_OUTPUT_SCHEMA },
-    callback: (args: Record<string, unknown>, extra: ToolExtra) => Promise<CallToolResult>,
-  ) => RegisteredTool;
-  return register(name, { ...config, description, inputSchema, outputSchema: RESOURCE_TOOL_OUTPUT_SCHEMA }, callback);
+  return registerToolOn(mcp, name, { ...config, description, inputSchema, outputSchema: RESOURCE_TOOL_OUTPUT_SCHEMA }, callback);
 }
 
 /** The tool's description, then how long a resource_url lives (the MCP guidance for handles). */
@@ -192,7 +184,7 @@ function envelopeResult(table: Table, envelope: AnyEnvelope): CallToolResult {
 
 /** Caches `table`, sending progress notifications (bytes stored) when the caller passed a progress token. */
 async function putReportingProgress(table: Table, extra: ToolExtra, store: BodyStore): Promise<PutResult> {
-  const progress = progressReporterFor(extra as ProgressExtra, 'caching the body (bytes)');
+  const progress = progressReporterFor(extra, 'caching the body (bytes)');
   if (progress === undefined) return store.put(table);
   try {
     return await store.put(table, { onProgress: (stored, total) => progress.report(stored, total) });

@@ -3,7 +3,7 @@
  * tool errors (`isError: true`) whose text says what to do next and whose
  * `_meta` carries the stable code for programs.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolResult as CallToolResult } from './tool-host.js';
 import { S2SPError, isS2SPError } from '../errors.js';
 import { redactedError } from '../protocol/log-redaction.js';
 import { stringifyJsonExact } from '../table/exact-json.js';

@@ -1,17 +1,18 @@
 /**
  * MCP Streamable HTTP as a fastify plugin, stateless: every POST gets a fresh
  * McpServer from `createServer` and a fresh transport, so concurrent clients
- * never share protocol state. The data plane can live on the same app.
+ * never share protocol state. The data plane can live on the same app. With
+ * SDK v2 servers the endpoint speaks protocol 2026-07-28 (stateless
+ * requests, `server/discover`) and 2025-era clients alike; with v1 servers,
+ * the 2025 revisions.
  *
  * Before the SDK sees a request, the plugin checks `Host` and `Origin`
  * (DNS rebinding, host-guard.ts) and the body size. Every refusal is a
  * JSON-RPC error document (what an MCP client shows), with the S2SP error
  * code in `error.data.code`.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { S2SPError, type ErrorCode } from '../errors.js';
+import { S2SPError } from '../errors.js';
 import { errorForReply } from '../data/error-reply.js';
 import { integerOption, invalidOption, stringListOption } from '../option-checks.js';
 import { createHostGuard } from './host-guard.js';
@@ -25,12 +26,13 @@ import { createHostGuard } from './host-guard.js';
  * async mode, where the body never crosses the MCP endpoint.
  */
 export const DEFAULT_MCP_BODY_LIMIT = 64 * 1024 * 1024;
-import { asksForProgress } from './asks-for-progress.js';
+import { jsonRpcErrorOf } from './json-rpc-error.js';
+import { mcpSdkOf, type McpServerLike } from './mcp-sdk.js';
 
 /** Options of {@link mcpHttpPlugin}. */
 export interface McpHttpOptions {
-  /** Builds the McpServer that answers one request (tools registered). */
-  createServer: () => McpServer;
+  /** Builds the McpServer (SDK v2 or v1) that answers one request, tools registered. */
+  createServer: () => McpServerLike;
   /** Route path (default `/mcp`). */
   path?: string;
   /** Largest request body in bytes (default 64 MiB); larger gets a JSON-RPC error with HTTP 413. */
@@ -44,21 +46,9 @@ export interface McpHttpOptions {
   allowedOrigins?: readonly string[];
 }
 
-/** JSON-RPC error codes: the SDK's own -32000 for transport-level refusals, -32600/-32700/-32603 from the spec. */
-const JSON_RPC_CODES: Partial<Record<ErrorCode, number>> = {
-  S2SP_ERR_MCP_BODY_TOO_LARGE: -32600,
-  S2SP_ERR_REQUEST_BODY_INVALID: -32700,
-  S2SP_ERR_INTERNAL: -32603,
-};
-
-/** A JSON-RPC error document for a refused request (the request's id is unknown). */
-export function jsonRpcErrorOf(error: S2SPError): { jsonrpc: '2.0'; error: { code: number; message: string; data: { code: ErrorCode } }; id: null } {
-  return { jsonrpc: '2.0', error: { code: JSON_RPC_CODES[error.code] ?? -32000, message: error.message, data: { code: error.code } }, id: null };
-}
-
 /**
- * Serves MCP over Streamable HTTP (stateless, JSON responses; an event
- * stream for a request with a progress token) at `path`.
+ * Serves MCP over Streamable HTTP (stateless; JSON responses, or an event
+ * stream for a request whose tool sends progress) at `path`.
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` at registration for a bad limit, host or origin
  */
 export const mcpHttpPlugin: FastifyPluginAsync<McpHttpOptions> = async (app, options) => {
@@ -82,29 +72,18 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpOptions> = async (app, opt
     return sendJsonRpcError(reply, s2sp);
   });
 
-  app.post(path, { bodyLimit }, async (request, reply) => {
-    const server = options.createServer();
-    // JSON answers, except where the caller wants progress notifications, which only an event stream carries.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !asksForProgress(request.body) });
-    // The SDK writes the response itself; fastify must not send one too.
-    reply.hijack();
-    reply.raw.once('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    try {
-      await server.connect(transport);
-      await transport.handleRequest(request.raw, reply.raw, request.body);
-    } catch (error) {
-      request.log.error({ err: error }, 'MCP request failed');
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(JSON.stringify(jsonRpcErrorOf(new S2SPError('S2SP_ERR_INTERNAL'))));
-      }
-    }
+  // The line the servers belong to decides how requests are served (v2: both protocol eras; v1: 2025 only).
+  const probe = options.createServer();
+  const sdk = mcpSdkOf(probe);
+  await probe.close();
+  if (sdk === undefined) throw invalidOption('createServer', 'a function returning an McpServer of SDK v2 or v1', probe);
+  const route = sdk.httpRoute(options.createServer, {
+    bodyLimit,
+    onError: (error) => app.log.error({ err: error }, 'MCP request failed'),
   });
+  app.post(path, { bodyLimit }, route);
 
-  // Stateless: there is no session stream to open (GET) or to end (DELETE).
+  // Stateless: there is no session stream to open (GET) or to end (DELETE); protocol 2026-07-28 uses POST alone.
   const notAllowed = async (_request: unknown, reply: FastifyReply) =>
     reply
       .code(405)

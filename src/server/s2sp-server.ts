@@ -10,11 +10,7 @@
  */
 import { isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { Registry } from 'prom-client';
 import type { BodyStore } from '../cache/body-store.js';
 import type { FullGc } from '../cache/gc-nudge.js';
@@ -43,15 +39,25 @@ import { s2spClientErrorHandler, s2spFrameworkErrors } from './client-errors.js'
 import { createHostGuard, hostnameOfHeader } from './host-guard.js';
 import { applyHttpTimeouts, checkIntervalMs, resolveHttpTimeouts, type HttpTimeouts } from './http-timeouts.js';
 import { mcpHttpPlugin } from './mcp-http-plugin.js';
+import { mcpSdk, type McpConnection, type McpSdk, type McpSdkLine, type McpServerLike } from './mcp-sdk.js';
 import { registerResourceTool, type ResourceToolHandler, type ToolConfig } from '../control/resource-tool.js';
+import type { ZodRawShapeCompat } from '../control/zod-flavour.js';
 
 /** Options of {@link S2SPServer}. */
 export interface S2SPServerOptions {
   /** MCP server name and version, as clients see them. */
   name: string;
   version?: string;
-  /** MCP `instructions` sent at initialisation. */
+  /** MCP `instructions` sent at initialisation (and in `server/discover`). */
   instructions?: string;
+  /**
+   * The MCP SDK line to run on: `v2` (`@modelcontextprotocol/server`,
+   * protocol 2026-07-28 and 2025-era clients) or `v1`
+   * (`@modelcontextprotocol/sdk`, 2025 revisions). Default: v2 when it is
+   * installed, else v1. Give the server's type argument to match
+   * (`new S2SPServer<McpServer>(...)`) to have `.mcp` typed as your line's McpServer.
+   */
+  sdk?: McpSdkLine;
   /**
    * Body store shared by the resource tools and the data plane (default: a
    * MemoryStore). Pass a RedisStore to let several replicas serve every token.
@@ -129,14 +135,25 @@ export interface ListenOptions {
   mcpPath?: string;
 }
 
-type Installer = (mcp: McpServer) => void;
+/** Applies registrations to one McpServer. */
+export type Installer<Mcp> = (mcp: Mcp) => void;
 
-/** An MCP server with S2SP resource and consumer tools and its own data plane. */
-export class S2SPServer {
-  /** The primary McpServer (stdio and in-memory transports). */
-  readonly mcp: McpServer;
+/**
+ * An MCP server with S2SP resource and consumer tools and its own data plane.
+ * `Mcp` is the McpServer type of the SDK line it runs on (both lines'
+ * McpServers fit; the default names only what s2sp needs of them).
+ */
+export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
+  /**
+   * An McpServer carrying every registration. Transports are served by
+   * fresh servers from {@link createMcpServer}, so register your own tools,
+   * resources and prompts with {@link configure}, not on `.mcp` alone.
+   */
+  readonly mcp: Mcp;
   readonly #options: S2SPServerOptions;
-  readonly #installers: Installer[] = [];
+  readonly #installers: Installer<Mcp>[] = [];
+  readonly #sdk: McpSdk;
+  readonly #connections: McpConnection[] = [];
   #store?: BodyStore;
   /** The app the plugins go on: the one passed in, or `#ownApp`. */
   #app?: FastifyInstance;
@@ -152,6 +169,7 @@ export class S2SPServer {
     this.#options = options;
     this.#store = options.store;
     this.#app = options.app;
+    this.#sdk = mcpSdk(options.sdk);
     this.mcp = this.#newMcpServer();
   }
 
@@ -202,14 +220,14 @@ export class S2SPServer {
   }
 
   /** Applies `install` to `.mcp` now and to every McpServer made for HTTP requests later. */
-  configure(install: Installer): this {
+  configure(install: Installer<Mcp>): this {
     install(this.mcp);
     this.#installers.push(install);
     return this;
   }
 
   /** A fresh McpServer carrying every registration so far. */
-  createMcpServer(): McpServer {
+  createMcpServer(): Mcp {
     const mcp = this.#newMcpServer();
     for (const install of this.#installers) install(mcp);
     return mcp;
@@ -286,9 +304,18 @@ export class S2SPServer {
     return listeningOrigin(app) as string;
   }
 
-  /** Connects `.mcp` to a transport (stdio, in-memory...). */
-  async connect(transport: Transport): Promise<void> {
-    await this.mcp.connect(transport);
+  /** The SDK line this server runs on. */
+  get sdkLine(): McpSdkLine {
+    return this.#sdk.line;
+  }
+
+  /**
+   * Serves MCP over a transport of this server's SDK line (stdio,
+   * in-memory...): on v2 the client's opening picks the protocol era, as
+   * `serveStdio` does; on v1, the 2025 handshake.
+   */
+  async connect(transport: unknown): Promise<void> {
+    this.#connections.push(await this.#sdk.serveTransport(() => this.createMcpServer(), transport));
   }
 
   /**
@@ -297,7 +324,7 @@ export class S2SPServer {
    */
   async serveStdio(options: { dataPlane?: boolean } = {}): Promise<void> {
     if (options.dataPlane !== false && this.#app === undefined) await this.listen();
-    await this.connect(new StdioServerTransport());
+    this.#connections.push(await this.#sdk.serveTransport(() => this.createMcpServer(), undefined));
   }
 
   /** Stops the HTTP server (unless it is an app passed as `app`) and the MCP server, and empties the store. */
@@ -308,6 +335,7 @@ export class S2SPServer {
       this.#ownApp = this.#app = this.#plane = undefined;
       this.#mounted = false;
     }
+    for (const connection of this.#connections.splice(0)) await connection.close();
     await this.mcp.close();
     await this.#store?.close();
   }
@@ -345,9 +373,9 @@ export class S2SPServer {
     return app;
   }
 
-  #newMcpServer(): McpServer {
+  #newMcpServer(): Mcp {
     const { name, version = '0.0.0', instructions } = this.#options;
-    return new McpServer({ name, version }, instructions === undefined ? undefined : { instructions });
+    return this.#sdk.createServer({ name, version }, instructions) as Mcp;
   }
 }
 
@@ -395,6 +423,7 @@ function reachableHosts(host: string, publicUrl: string | undefined): string[] {
  */
 function checkServerOptions(options: S2SPServerOptions): Required<HttpTimeouts> {
   if (typeof options?.name !== 'string' || options.name === '') throw invalidOption('name', 'a non-empty string', options?.name);
+  if (options.sdk !== undefined && options.sdk !== 'v1' && options.sdk !== 'v2') throw invalidOption('sdk', '"v2" or "v1"', options.sdk);
   if (options.host !== undefined && (typeof options.host !== 'string' || options.host.trim() === '')) {
     throw invalidOption('host', 'a non-empty string', options.host);
   }

@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { connectInMemory } from '../support/in-memory-client.js';
@@ -26,7 +27,8 @@ test('publicUrl is the base of every resource_url', async (t) => {
 });
 
 test('over HTTP every request sees the resource tools and what configure() added', async (t) => {
-  const server = new S2SPServer({ name: 't' });
+  // Typed as SDK v2's McpServer: configure() hands out the line's own server type.
+  const server = new S2SPServer<McpServer>({ name: 't', sdk: 'v2' });
   server.resourceTool('rows', { description: 'r' }, () => ROWS);
   server.configure((mcp) => mcp.registerTool('ping', { description: 'p' }, async () => ({ content: [{ type: 'text', text: 'pong' }] })));
   const url = await server.listen({ mcpPath: '/mcp' });

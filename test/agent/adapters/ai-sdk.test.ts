@@ -144,7 +144,7 @@ test('AI SDK: with an outputSchema the tool returns the envelope object, and its
   const schemas = {
     read_table: {
       inputSchema: z.object({ abstract_domains: z.string().optional(), mode: z.enum(['async', 'sync']).optional() }),
-      outputSchema: z.object({ abstract: z.array(z.record(z.unknown())) }).passthrough(),
+      outputSchema: z.object({ abstract: z.array(z.record(z.string(), z.unknown())) }).passthrough(),
     },
   };
   const dispatcher = new S2SPDispatcher();

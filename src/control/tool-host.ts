@@ -1,0 +1,128 @@
+/**
+ * The one place the tool wrappers touch an MCP SDK. Both SDK lines are
+ * served: v2 (`@modelcontextprotocol/server`, the stable line since
+ * 2026-07-29) and v1 (`@modelcontextprotocol/sdk`, fixes only). Neither is
+ * imported here, not even for types: a host installs one line, and s2sp's
+ * declarations must type-check against whichever it is. So this file states
+ * structurally what s2sp needs of each: `registerTool` on a server, and of a
+ * tool call's context, its abort signal, its `_meta` and a way to send a
+ * notification (v1 passes a `RequestHandlerExtra`, v2 a `ServerContext`
+ * whose request-scoped parts sit under `mcpReq`).
+ */
+
+/**
+ * An MCP server s2sp can register tools on: a v2 or a v1 `McpServer`
+ * (anything with their `registerTool`). The parameters are `never` so that
+ * both lines' overloaded, generic `registerTool` fit; s2sp calls it through
+ * {@link registerToolOn}, in the one form both lines take.
+ */
+export interface McpToolHost {
+  registerTool(name: string, config: never, callback: never): unknown;
+}
+
+/** What `registerTool` returns on the host's SDK line (`RegisteredTool` on both). */
+export type RegisteredToolOf<Host extends McpToolHost> = ReturnType<Host['registerTool']>;
+
+/** The `_meta` of a tool call's request, as far as s2sp reads it. */
+export interface ToolCallMeta {
+  progressToken?: string | number;
+  [key: string]: unknown;
+}
+
+/** A notification a tool call sends on its own request's stream. */
+export interface ToolNotification {
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/** SDK v1's `RequestHandlerExtra`, the parts s2sp uses (the SDK passes more). */
+export interface V1ToolExtra {
+  signal: AbortSignal;
+  _meta?: ToolCallMeta;
+  sendNotification(notification: never): Promise<void>;
+}
+
+/** SDK v2's `ServerContext`, the parts s2sp uses (the SDK passes more). */
+export interface V2ToolContext {
+  mcpReq: {
+    signal: AbortSignal;
+    _meta?: ToolCallMeta;
+    notify(notification: never): Promise<void>;
+  };
+}
+
+/**
+ * The second argument of a tool handler: the SDK's own context of the call,
+ * passed through as it came (`'mcpReq' in extra` tells v2 from v1).
+ */
+export type ToolExtra = V1ToolExtra | V2ToolContext;
+
+/** A tool call's context with the two SDK lines' differences taken out. */
+export interface ToolCall {
+  /** Aborted when the caller cancels (`notifications/cancelled`, or its HTTP stream closes). */
+  signal: AbortSignal | undefined;
+  /** The progress token the caller sent, if any. */
+  progressToken: string | number | undefined;
+  /** Sends a notification related to this call. */
+  notify(notification: ToolNotification): Promise<void>;
+}
+
+/** The {@link ToolCall} of a handler's `extra`, on either SDK line. */
+export function toolCallOf(extra: ToolExtra | undefined): ToolCall {
+  if (extra !== undefined && 'mcpReq' in extra) {
+    const request = extra.mcpReq;
+    const notify = request.notify.bind(request) as (notification: ToolNotification) => Promise<void>;
+    return { signal: request.signal, progressToken: request._meta?.progressToken, notify };
+  }
+  const v1 = extra as V1ToolExtra | undefined;
+  const send = v1?.sendNotification?.bind(v1) as ((notification: ToolNotification) => Promise<void>) | undefined;
+  return {
+    signal: v1?.signal,
+    progressToken: v1?._meta?.progressToken,
+    notify: send ?? (async () => {}),
+  };
+}
+
+/** One MCP content block of a tool result, as s2sp writes them (text). */
+export interface TextContent {
+  type: 'text';
+  text: string;
+  annotations?: { audience?: ('user' | 'assistant')[]; priority?: number };
+  _meta?: Record<string, unknown>;
+}
+
+/** A tool result, as s2sp answers them; the same shape on both SDK lines (`CallToolResult`). */
+export interface ToolResult {
+  content: TextContent[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  _meta?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** Tool metadata both lines take in `registerTool`. */
+export interface ToolRegistration {
+  title?: string;
+  description?: string;
+  /** A raw zod shape: v1 takes one in zod 3 or zod 4, v2 in zod 4 (and wraps it in `z.object`). */
+  inputSchema: Record<string, unknown>;
+  outputSchema?: unknown;
+  annotations?: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+}
+
+/** Registers a tool on either SDK line: both take `(name, config, (args, extra) => result)` with a raw shape. */
+export function registerToolOn<Host extends McpToolHost, Args extends object>(
+  mcp: Host,
+  name: string,
+  config: ToolRegistration,
+  callback: (args: Args, extra: ToolExtra) => Promise<ToolResult>,
+): RegisteredToolOf<Host> {
+  // The SDKs type the callback by the schema; ours is built at run time, in either zod flavour.
+  const register = mcp.registerTool.bind(mcp) as unknown as (
+    name: string,
+    config: ToolRegistration,
+    callback: (args: Args, extra: ToolExtra) => Promise<ToolResult>,
+  ) => RegisteredToolOf<Host>;
+  return register(name, config, callback);
+}
