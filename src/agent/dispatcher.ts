@@ -13,7 +13,7 @@
  * keep integers beyond 2^53 exact (exact-json.ts): the body crosses the
  * agent as JSON text twice and must not lose digits on the way.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolResult as CallToolResult } from '../control/tool-host.js';
 import { DdiBuffer } from './ddi-buffer.js';
 import { isDdiHandle } from '../protocol/ddi-handle.js';
 import { parseJsonExact, stringifyJsonExact } from '../table/exact-json.js';

@@ -7,13 +7,26 @@
  * S2SPClient and passes them one shared dispatcher, so a handle minted from
  * one server's result can be spent on another server's consumer tool.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolResult as CallToolResult } from '../control/tool-host.js';
 import { S2SPDispatcher } from './dispatcher.js';
 
-/** The SDK Client with the S2SP dispatcher around `callTool`. */
-export class S2SPClient {
+/**
+ * An MCP SDK Client of either line, as far as s2sp calls it: v2's
+ * `callTool(params, options)` (it has `discover`) or v1's
+ * `callTool(params, resultSchema, options)`.
+ */
+export interface McpToolClient {
+  callTool(params: never, ...rest: never[]): Promise<unknown>;
+}
+
+/** Request options (timeout, signal, progress), passed to the SDK as they are. */
+export type ToolCallOptions = Record<string, unknown>;
+
+/**
+ * The SDK Client with the S2SP dispatcher around `callTool`. `Client` is
+ * the wrapped client's own type (SDK v2 or v1).
+ */
+export class S2SPClient<Client extends McpToolClient = McpToolClient> {
   /** The wrapped SDK client, for everything other than tool calls. */
   readonly client: Client;
   /** The dispatcher, possibly shared with other S2SPClients. */
@@ -35,13 +48,12 @@ export class S2SPClient {
    * @returns the result as the LLM should see it: sync-mode bodies replaced by `ddi://` handles
    * @throws S2SPError `S2SP_ERR_DDI_HANDLE_UNKNOWN` for an unknown or used handle; SDK errors as is
    */
-  async callTool(params: { name: string; arguments?: Record<string, unknown> }, options?: RequestOptions): Promise<CallToolResult> {
+  async callTool(params: { name: string; arguments?: Record<string, unknown> }, options?: ToolCallOptions): Promise<CallToolResult> {
     const args = this.dispatcher.beforeToolCall(params.arguments);
     const request = args === undefined ? { ...params } : { ...params, arguments: args };
-    // With CallToolResultSchema the SDK never returns the legacy `toolResult` shape.
     let result: CallToolResult;
     try {
-      result = (await this.client.callTool(request, CallToolResultSchema, options)) as CallToolResult;
+      result = await callToolOn(this.client, request, options);
     } catch (error) {
       // The transport failed: the handle stays spendable for a retry.
       this.dispatcher.restore(args);
@@ -51,4 +63,18 @@ export class S2SPClient {
     if (result.isError) this.dispatcher.restore(args);
     return this.dispatcher.afterToolResult(result);
   }
+}
+
+/**
+ * One tool call on either SDK line. v1's default result schema is its
+ * `CallToolResultSchema`, so it never returns the legacy `toolResult` shape.
+ */
+async function callToolOn(
+  client: McpToolClient,
+  request: { name: string; arguments?: Record<string, unknown> },
+  options: ToolCallOptions | undefined,
+): Promise<CallToolResult> {
+  const call = client.callTool.bind(client) as unknown as (...args: unknown[]) => Promise<CallToolResult>;
+  const isV2 = typeof (client as { discover?: unknown }).discover === 'function';
+  return isV2 ? call(request, options) : call(request, undefined, options);
 }

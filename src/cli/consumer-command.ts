@@ -3,7 +3,7 @@
  * answers per-column statistics of the merged rows, and a PNG chart of them
  * for people (rows-chart.ts).
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolResult as CallToolResult } from '../control/tool-host.js';
 import { isS2SPError } from '../errors.js';
 import { S2SPServer } from '../server/s2sp-server.js';
 import type { Row } from '../table/rows-from-table.js';

@@ -10,9 +10,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/client';
+import type { ToolResult as CallToolResult } from '../control/tool-host.js';
 import { S2SPClient } from '../agent/s2sp-client.js';
 import { S2SPDispatcher } from '../agent/dispatcher.js';
 import { AbstractFormat } from '../protocol/abstract-format.js';
@@ -21,6 +20,7 @@ import { redactTokensInUrl } from '../protocol/token.js';
 import { SUMMARIZE_TOOL } from './consumer-command.js';
 import { defaultDatasetPath } from './default-dataset.js';
 import { loadTokenCounter, TOKENIZER_NAME } from './token-count.js';
+import { importOptional } from './optional-package.js';
 
 /** Flags of `s2sp demo`. */
 export interface DemoFlags {
@@ -226,9 +226,12 @@ function describeAbstractData(format: AbstractFormat, mode: DemoFlags['mode'], c
   return mode === 'async' ? `<${count} _row_ids>` : `<header + ${count} abstract rows as arrays>`;
 }
 
+/** An MCP SDK v2 client (protocol 2026-07-28) of a child `s2sp` over stdio. */
 async function connectChild(args: string[], name: string): Promise<Client> {
+  const sdk = await importOptional<typeof import('@modelcontextprotocol/client')>('@modelcontextprotocol/client');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI_PATH, ...args], stderr: 'ignore' });
-  const client = new Client({ name, version: '0.1.0' });
+  const client = new sdk.Client({ name, version: '0.1.0' });
   await client.connect(transport);
   return client;
 }

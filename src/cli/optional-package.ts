@@ -13,6 +13,7 @@ const require = createRequire(import.meta.url);
 
 /** The optional packages and what each one is for, completing "NAME is needed for ...". */
 export const OPTIONAL_PACKAGES = {
+  '@modelcontextprotocol/client': 'the agent side of s2sp demo (MCP SDK v2 client)',
   'vega-datasets': 'the bundled demo dataset (s2sp demo, s2sp serve without FILE)',
   'gpt-tokenizer': 'counting tokens in s2sp demo',
   'parquet-wasm': 'reading Parquet files',

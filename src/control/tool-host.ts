@@ -91,9 +91,24 @@ export interface TextContent {
   _meta?: Record<string, unknown>;
 }
 
-/** A tool result, as s2sp answers them; the same shape on both SDK lines (`CallToolResult`). */
+/** An image or audio block, base64 in `data` (s2sp's consumer CLI sends its chart so). */
+export interface MediaContent {
+  type: 'image' | 'audio';
+  data: string;
+  mimeType: string;
+  annotations?: TextContent['annotations'];
+  _meta?: Record<string, unknown>;
+}
+
+/** A resource or resource link block (s2sp passes these through untouched). */
+export interface ResourceContent {
+  type: 'resource' | 'resource_link';
+  [key: string]: unknown;
+}
+
+/** A tool result, as s2sp answers and reads them; the same shape on both SDK lines (`CallToolResult`). */
 export interface ToolResult {
-  content: TextContent[];
+  content: (TextContent | MediaContent | ResourceContent)[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
   _meta?: Record<string, unknown>;

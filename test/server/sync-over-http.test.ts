@@ -8,7 +8,6 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { S2SPClient } from '../../src/agent/s2sp-client.js';
 import { S2SPDispatcher } from '../../src/agent/dispatcher.js';
 import { isDdiHandle } from '../../src/protocol/ddi-handle.js';
@@ -27,7 +26,7 @@ async function httpClient(t: TestContext, server: S2SPServer, dispatcher: S2SPDi
   return new S2SPClient(client, dispatcher);
 }
 
-function textOf(result: CallToolResult): string {
+function textOf(result: { content: unknown[] }): string {
   return (result.content[0] as { text: string }).text;
 }
 

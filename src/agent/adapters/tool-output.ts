@@ -6,7 +6,7 @@
  * the result itself. Each shape goes back to the framework as it came, so the
  * model sees the same kind of output with the body replaced by a handle.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolResult as CallToolResult } from '../../control/tool-host.js';
 import type { S2SPDispatcher } from '../dispatcher.js';
 
 type ContentBlock = CallToolResult['content'][number];
