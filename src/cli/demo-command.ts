@@ -231,7 +231,8 @@ async function connectChild(args: string[], name: string): Promise<Client> {
   const sdk = await importOptional<typeof import('@modelcontextprotocol/client')>('@modelcontextprotocol/client');
   const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI_PATH, ...args], stderr: 'ignore' });
-  const client = new sdk.Client({ name, version: '0.1.0' });
+  // Pinned to protocol 2026-07-28: stateless requests, the version and capabilities in each request's _meta.
+  const client = new sdk.Client({ name, version: '0.1.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await client.connect(transport);
   return client;
 }
