@@ -139,12 +139,17 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat, Host exten
   return registerToolOn(mcp, name, { ...config, description, inputSchema, outputSchema: RESOURCE_TOOL_OUTPUT_SCHEMA }, callback);
 }
 
-/** The tool's description, then how long a resource_url lives (the MCP guidance for handles). */
+/**
+ * The tool's description, then what resource_url is and how long it lives:
+ * protocol 2026-07-28 carries state across calls in server-minted handles
+ * passed as tool arguments, and asks servers to say so with their lifetime.
+ */
 function withLifetime(description: string | undefined, ttlMs: number | undefined): string {
   const lifetime = ttlMs === undefined ? 'until its expires_at' : `${durationText(ttlMs)} (until its expires_at)`;
   const note =
     `S2SP: with abstract_domains, the columns you did not ask for stay on the server behind resource_url, ` +
-    `which serves one fetch and lives ${lifetime}; call this tool again for a fresh one.`;
+    `a handle this server mints: pass it unchanged as the resource_url argument of a consumer tool. ` +
+    `It serves one fetch and lives ${lifetime}; call this tool again for a fresh one.`;
   return description === undefined || description === '' ? note : `${description}\n\n${note}`;
 }
 
