@@ -17,7 +17,9 @@ import { CACHE_ROOT, cachedInstall, npm, packRepo, treeBytes } from '../support/
 const run = promisify(execFile);
 const MAX_BYTES_BESIDES_PEERS = 30_000_000;
 const OPTIONAL = ['vega-datasets', 'gpt-tokenizer', 'parquet-wasm'];
-const PEERS = ['@modelcontextprotocol/sdk', 'apache-arrow', 'fastify', 'zod'];
+const PEERS = ['apache-arrow', 'fastify', 'zod'];
+/** Both MCP SDK lines are optional peers: the host brings the one it is written on. */
+const SDK_LINES = ['@modelcontextprotocol/server', '@modelcontextprotocol/client', '@modelcontextprotocol/sdk'];
 
 interface Sizes {
   besidesPeers: number;
@@ -54,6 +56,7 @@ test('npm pack, install into an empty project: under 30 MB besides the peers, th
   const modules = join(project, 'node_modules');
   for (const name of PEERS) assert.ok(existsSync(join(modules, name, 'package.json')), `peer ${name} installed by npm`);
   for (const name of OPTIONAL) assert.ok(!existsSync(join(modules, name)), `optional ${name} not installed`);
+  for (const name of SDK_LINES) assert.ok(!existsSync(join(modules, name)), `SDK ${name} not installed`);
 
   const imported = await exec(project, process.execPath, [
     '--input-type=module',
@@ -82,4 +85,11 @@ test('npm pack, install into an empty project: under 30 MB besides the peers, th
   assert.equal(serve.code, 1);
   assert.match(serve.stderr, /S2SP_ERR_CLI_PACKAGE_MISSING/);
   assert.match(serve.stderr, /parquet-wasm/);
+
+  // Serving MCP needs an SDK line; without one the CLI names the package to install.
+  await writeFile(join(project, 'two-rows.json'), '[{"a":1},{"a":2}]');
+  const bare = await exec(project, bin, ['serve', 'two-rows.json']);
+  assert.equal(bare.code, 1);
+  assert.match(bare.stderr, /S2SP_ERR_CLI_PACKAGE_MISSING/);
+  assert.match(bare.stderr, /@modelcontextprotocol\/server/);
 });
