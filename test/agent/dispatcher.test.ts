@@ -140,3 +140,18 @@ test('a sync body with integers beyond 2^53 reaches the consumer call with every
   const delivered = dispatcher.beforeToolCall({ abstract_data: '[{"_row_id":0}]', resource_url: handle });
   assert.equal(delivered?.body_data, '[{"_row_id":0,"big":18446744073709551615}]');
 });
+
+test('the 22-character ddi:// handles the Python reference mints (token_urlsafe(16)) are recognised', () => {
+  const reference = `ddi://${Buffer.alloc(16, 7).toString('base64url')}`;
+  assert.equal(reference.length, 6 + 22);
+  assert.ok(isDdiHandle(reference));
+  const dispatcher = new S2SPDispatcher();
+  // Unknown here: a clear DDI error, not a resource_url passed on to a consumer that cannot fetch it.
+  assert.throws(() => dispatcher.beforeToolCall({ abstract_data: '[0]', resource_url: reference }), { code: 'S2SP_ERR_DDI_HANDLE_UNKNOWN' });
+  // Parked under that handle (a buffer shared with a reference-speaking agent), it is delivered.
+  dispatcher.buffer.restore(reference, [{ _row_id: 0, description: 'secret 0' }]);
+  const delivered = dispatcher.beforeToolCall({ abstract_data: '[0]', resource_url: reference });
+  assert.equal(delivered?.body_data, '[{"_row_id":0,"description":"secret 0"}]');
+  assert.equal(delivered?.resource_url, undefined);
+  for (const bad of ['ddi://short', `ddi://${'a'.repeat(23)}`, `ddi://${'a'.repeat(21)}`]) assert.equal(isDdiHandle(bad), false, bad);
+});
