@@ -26,7 +26,7 @@ import {
 import type { DataProps } from 'apache-arrow/data';
 import { S2SPError } from '../errors.js';
 import { ColumnKind, ColumnObserver } from './column-kind.js';
-import { stringifyJsonExact } from './exact-json.js';
+import { WholeFloat, stringifyJsonExact } from './exact-json.js';
 import { jsonField } from './json-column.js';
 import { ROW_ID_FIELD, rowIdData } from './row-id.js';
 import { ROW_ID } from '../protocol/row-id.js';
@@ -45,10 +45,12 @@ export interface TableFromRowsOptions {
    */
   preserveRowIds?: boolean;
   /**
-   * Columns whose source text wrote floats (`2.0`, see `parseJsonExact`'s
-   * `onWholeFloat`): whole numbers there are Float64, not integers.
+   * The columns in their source's first-seen order, when a row's own key
+   * order is not it (a JS object lists `"10"` before `"b"`) or when no row
+   * holds some of them (a CSV header without records). They come first, in
+   * this order; a column no row holds is Null.
    */
-  floatColumns?: ReadonlySet<string>;
+  columns?: readonly string[];
 }
 
 /**
@@ -60,7 +62,7 @@ export interface TableFromRowsOptions {
  *   or, with `preserveRowIds`, lacks an integer `_row_id`
  */
 export function tableFromRows(rows: readonly unknown[], options: TableFromRowsOptions = {}): Table {
-  const observers = observeColumns(rows, options.floatColumns);
+  const observers = observeColumns(rows, options.columns);
   const n = rows.length;
   const rowIds = options.preserveRowIds ? rowIdsFromRows(rows as readonly Row[]) : rowIdData(0, n);
   const columns = observers.map((observer) => {
@@ -100,9 +102,15 @@ export function tableFromColumns(rowIds: Data<Int32>, n: number, columns: readon
   return new Table(schema, [new RecordBatch(schema, data)]);
 }
 
-function observeColumns(rows: readonly unknown[], floatColumns: ReadonlySet<string> | undefined): ColumnObserver[] {
+function observeColumns(rows: readonly unknown[], columns: readonly string[] = []): ColumnObserver[] {
   const byName = new Map<string, ColumnObserver>();
   const ordered: ColumnObserver[] = [];
+  for (const name of columns) {
+    if (name === ROW_ID || byName.has(name)) continue;
+    const observer = new ColumnObserver(name);
+    byName.set(name, observer);
+    ordered.push(observer);
+  }
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
@@ -112,7 +120,7 @@ function observeColumns(rows: readonly unknown[], floatColumns: ReadonlySet<stri
       if (key === ROW_ID) continue;
       let observer = byName.get(key);
       if (observer === undefined) {
-        observer = new ColumnObserver(key, floatColumns?.has(key));
+        observer = new ColumnObserver(key);
         byName.set(key, observer);
         ordered.push(observer);
       }
@@ -196,7 +204,8 @@ function numeric(
     const v = cell(i);
     if (v === null || v === undefined) continue;
     if (validity) validity[i >> 3] |= 1 << (i & 7);
-    values[i] = v as number;
+    // A Float64 column may hold floats the source wrote whole (`2.0`).
+    values[i] = v instanceof WholeFloat ? v.value : (v as number);
   }
   const props = { type, length: n, nullCount, nullBitmap: validity, data: values };
   const data: Data = type instanceof Int32 ? makeData(props as DataProps<Int32>) : makeData(props as DataProps<Float64>);
