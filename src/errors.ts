@@ -308,6 +308,12 @@ export const ERRORS = {
       rowNoRowId: (p: { index: number }) => `row ${p.index} has no integer ${ROW_ID}`,
       notJsonValue: (p: { column: string; type: string }) =>
         `column ${quoteInput(p.column)} holds a ${p.type}; rows must hold JSON values`,
+      // Arrow holds text as UTF-8, which has no lone surrogate: refused rather than served as U+FFFD.
+      loneSurrogateName: (p: { column: string }) =>
+        `column name ${quoteInput(p.column)} holds a lone UTF-16 surrogate, which Arrow's UTF-8 cannot hold; rename the column`,
+      loneSurrogateValue: (p: { column: string; index: number }) =>
+        `column ${quoteInput(p.column)} row ${p.index} holds a string with a lone UTF-16 surrogate, which Arrow's UTF-8 cannot hold; ` +
+        'fix the text (String#toWellFormed replaces it with U+FFFD)',
       // A table given to a store (bodyTableOf): _row_id is the row's position, never user data.
       rowIdNotNumbers: (p: { type: string }) =>
         `the table's ${ROW_ID} column is ${p.type}, not the numbers 0..n-1 in row order; drop the column and s2sp numbers the rows`,

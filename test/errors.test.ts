@@ -89,6 +89,8 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
     rowNotObject: { index: 3 },
     rowNoRowId: { index: 4 },
     notJsonValue: { column: 'n', type: 'function' },
+    loneSurrogateName: { column: 'k\ud800' },
+    loneSurrogateValue: { column: 's', index: 2 },
     rowIdNotNumbers: { type: 'Utf8' },
     rowIdNulls: {},
     rowIdNotPositional: { row: 1, has: 7 },

@@ -27,6 +27,7 @@ import type { DataProps } from 'apache-arrow/data';
 import { S2SPError } from '../errors.js';
 import { ColumnKind, ColumnObserver } from './column-kind.js';
 import { WholeFloat, stringifyJsonExact } from './exact-json.js';
+import { isWellFormedText } from './carriable-types.js';
 import { jsonField } from './json-column.js';
 import { ROW_ID_FIELD, rowIdData } from './row-id.js';
 import { ROW_ID } from '../protocol/row-id.js';
@@ -107,6 +108,7 @@ function observeColumns(rows: readonly unknown[], columns: readonly string[] = [
   const ordered: ColumnObserver[] = [];
   for (const name of columns) {
     if (name === ROW_ID || byName.has(name)) continue;
+    if (!isWellFormedText(name)) throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'loneSurrogateName', column: name });
     const observer = new ColumnObserver(name);
     byName.set(name, observer);
     ordered.push(observer);
@@ -120,6 +122,8 @@ function observeColumns(rows: readonly unknown[], columns: readonly string[] = [
       if (key === ROW_ID) continue;
       let observer = byName.get(key);
       if (observer === undefined) {
+        // Refused here too, not only when cached: sync mode caches nothing.
+        if (!isWellFormedText(key)) throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'loneSurrogateName', column: key });
         observer = new ColumnObserver(key);
         byName.set(key, observer);
         ordered.push(observer);
@@ -258,7 +262,9 @@ function utf8(
     const v = cell(i);
     if (v !== null && v !== undefined) {
       if (validity) validity[i >> 3] |= 1 << (i & 7);
+      // JSON text escapes a lone surrogate (`\ud800`) and keeps it; a Utf8 value cannot.
       const text = asJson ? stringifyJsonExact(v) : (v as string);
+      if (!asJson && !isWellFormedText(text)) throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'loneSurrogateValue', column: name, index: i });
       const worst = text.length * 3;
       if (buffer.length - end < worst) buffer = grow(buffer, end, worst);
       end += buffer.write(text, end, 'utf8');
