@@ -172,6 +172,12 @@ const responseProblems = situations({
   batchRowCount: (p: { index: number; declared: number; decoded: number }) =>
     `record batch ${p.index} declares ${p.declared} rows but ${p.decoded} were decoded`,
   rowIdNotAscending: (p: { id: number; last: number }) => `${ROW_ID} ${p.id} does not ascend (after ${p.last})`,
+  // The Python reference answers unknown row ids and columns with 200 and less data.
+  missingRows: (p: { missing: readonly number[]; asked: number }) =>
+    `it lacks ${p.missing.length} of the ${p.asked} rows asked for (${ROW_ID} ${listForMessage(p.missing)}); ` +
+    'the resource may not hold them: check abstract_data against the resource tool\'s abstract',
+  missingColumns: (p: { missing: readonly string[] }) =>
+    `it lacks columns asked for: ${listForMessage(p.missing)}; the resource may not hold them`,
 });
 
 /** The error table: code -> HTTP status and message template. */

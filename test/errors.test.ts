@@ -159,6 +159,8 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
     noSchema: {},
     batchRowCount: { index: 1, declared: 10, decoded: 9 },
     rowIdNotAscending: { id: 3, last: 5 },
+    missingRows: { missing: [5, 9], asked: 3 },
+    missingColumns: { missing: ['nope'] },
     noBody: {},
     badTotalRows: {},
     badColumnsReturned: {},

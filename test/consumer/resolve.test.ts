@@ -183,3 +183,12 @@ test('"*" over Arrow: the fetched table, renamed, is the answer', async (t) => {
   assert.deepEqual(rowsFromTable(renamed.table), renamed.rows);
   assert.deepEqual(renamed.rows[5], { _row_id: 5, name: sampleRows(2, 3)[5].name, magnitude: 7.5 });
 });
+
+test('regression: a resource server that answers fewer rows than chosen (the Python reference does, with 200) is RESPONSE_INVALID, not a silent merge', async (t) => {
+  const standIn = await startStandIn(t, (req, res) => {
+    const ids = (JSON.parse(req.body) as { row_ids: number[] }).row_ids.filter((id) => id < 3);
+    sendJson(res, 200, { body: ids.map((id) => ({ _row_id: id, x: id })), total_rows: ids.length });
+  });
+  const code = await codeOf(resolveConsumerRows({ abstract_data: '[{"_row_id":1},{"_row_id":9}]', resource_url: standIn.url }));
+  assert.equal(code, 'S2SP_ERR_CONSUMER_RESPONSE_INVALID');
+});
