@@ -11,7 +11,7 @@
  * dates and times, Bool, Utf8, Binary, Null); a nested body column (a list,
  * a struct) is inferred from the merged values, as JSON text.
  */
-import { Field, RecordBatch, Schema, Struct, Table, makeData, type Data } from 'apache-arrow';
+import { RecordBatch, Schema, Struct, Table, makeData, type Data, type Field } from 'apache-arrow';
 import { ROW_ID } from '../protocol/row-id.js';
 import { stringifyJsonExact } from '../table/exact-json.js';
 import type { Row } from '../table/rows-from-table.js';
