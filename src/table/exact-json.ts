@@ -30,6 +30,19 @@ export class WholeFloat {
   constructor(readonly value: number) {}
 }
 
+/**
+ * Shared WholeFloats for 0.0 ... 1023.0: whole floats in data are mostly
+ * small (magnitudes, depths, counts written as floats), and a column of
+ * them would otherwise cost an object per cell. Safe to share: read-only.
+ */
+const SMALL_WHOLE_FLOATS = Array.from({ length: 1024 }, (_, k) => new WholeFloat(k));
+
+/** The WholeFloat of `v` (a whole number), shared for the small ones. */
+function wholeFloat(v: number): WholeFloat {
+  // 1 / -0 is -Infinity: -0.0 is its own value, never the shared 0.0.
+  return v >= 0 && v < 1024 && (v !== 0 || 1 / v > 0) ? SMALL_WHOLE_FLOATS[v] : new WholeFloat(v);
+}
+
 /** Options of {@link parseJsonExact}. */
 export interface ParseJsonExactOptions {
   /**
@@ -213,7 +226,7 @@ function parseLiterally(text: string, wholeFloats: boolean, keyOrders: Map<objec
         v = scale >= 0 ? mantissa * POWERS_OF_TEN[scale] : mantissa / POWERS_OF_TEN[-scale];
         if (negative) v = -v;
       } else v = Number(text.slice(start, pos));
-      return wholeFloats && Number.isInteger(v) ? new WholeFloat(v) : v;
+      return wholeFloats && Number.isInteger(v) ? wholeFloat(v) : v;
     }
     if (significant <= 15) return negative ? -mantissa : mantissa;
     const literal = text.slice(start, integerEnd);
