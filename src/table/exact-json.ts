@@ -119,13 +119,13 @@ const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
 /** Keys remembered per position in an object (rows of a table repeat theirs). */
 const CACHED_KEYS = 64;
 
+/** A key a JS object lists before the others: an array index (`0`, `10`, not `01` or `-1`). */
+const INDEX_KEY = /^(?:0|[1-9][0-9]{0,9})$/;
+
 /**
  * Reads `text` literal by literal. A closure over one `pos` rather than a
  * class: V8 keeps the locals in registers, which made this the faster shape.
  */
-/** A key a JS object lists before the others: an array index (`0`, `10`, not `01` or `-1`). */
-const INDEX_KEY = /^(?:0|[1-9][0-9]{0,9})$/;
-
 function parseLiterally(text: string, wholeFloats: boolean, keyOrders: Map<object, string[]> | undefined): unknown {
   let pos = 0;
   // The k-th key of the last object that had one, when it holds no escapes:
