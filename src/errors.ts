@@ -172,6 +172,12 @@ const responseProblems = situations({
   batchRowCount: (p: { index: number; declared: number; decoded: number }) =>
     `record batch ${p.index} declares ${p.declared} rows but ${p.decoded} were decoded`,
   rowIdNotAscending: (p: { id: number; last: number }) => `${ROW_ID} ${p.id} does not ascend (after ${p.last})`,
+  // The Python reference answers unknown row ids and columns with 200 and less data.
+  missingRows: (p: { missing: readonly number[]; asked: number }) =>
+    `it lacks ${p.missing.length} of the ${p.asked} rows asked for (${ROW_ID} ${listForMessage(p.missing)}); ` +
+    'the resource may not hold them: check abstract_data against the resource tool\'s abstract',
+  missingColumns: (p: { missing: readonly string[] }) =>
+    `it lacks columns asked for: ${listForMessage(p.missing)}; the resource may not hold them`,
 });
 
 /** The error table: code -> HTTP status and message template. */
@@ -308,6 +314,12 @@ export const ERRORS = {
       rowNoRowId: (p: { index: number }) => `row ${p.index} has no integer ${ROW_ID}`,
       notJsonValue: (p: { column: string; type: string }) =>
         `column ${quoteInput(p.column)} holds a ${p.type}; rows must hold JSON values`,
+      // Arrow holds text as UTF-8, which has no lone surrogate: refused rather than served as U+FFFD.
+      loneSurrogateName: (p: { column: string }) =>
+        `column name ${quoteInput(p.column)} holds a lone UTF-16 surrogate, which Arrow's UTF-8 cannot hold; rename the column`,
+      loneSurrogateValue: (p: { column: string; index: number }) =>
+        `column ${quoteInput(p.column)} row ${p.index} holds a string with a lone UTF-16 surrogate, which Arrow's UTF-8 cannot hold; ` +
+        'fix the text (String#toWellFormed replaces it with U+FFFD)',
       // A table given to a store (bodyTableOf): _row_id is the row's position, never user data.
       rowIdNotNumbers: (p: { type: string }) =>
         `the table's ${ROW_ID} column is ${p.type}, not the numbers 0..n-1 in row order; drop the column and s2sp numbers the rows`,

@@ -10,8 +10,10 @@
  *
  * Everything else passes through as the same object, so wrapping every
  * call costs one parse per envelope-looking text block. Parsing and writing
- * keep integers beyond 2^53 exact (exact-json.ts): the body crosses the
- * agent as JSON text twice and must not lose digits on the way.
+ * keep every literal's meaning (exact-json.ts): integers beyond 2^53 keep
+ * their digits and whole floats (`2.0`, `-3.0`, nested ones too) stay
+ * floats, since the body crosses the agent as JSON text twice and a Python
+ * consumer types numbers by their text. The buffer holds the body's text.
  */
 import type { ToolResult as CallToolResult } from '../control/tool-host.js';
 import { DdiBuffer } from './ddi-buffer.js';
@@ -27,8 +29,8 @@ export class S2SPDispatcher {
   readonly buffer: DdiBuffer;
 
   /** @param buffer share one buffer between dispatchers of several servers; a new one by default */
-  /** Rows taken by beforeToolCall whose call has not succeeded yet, keyed by the arguments that carry them. */
-  private readonly inFlight = new WeakMap<object, { handle: string; rows: unknown[] }>();
+  /** Bodies taken by beforeToolCall whose call has not succeeded yet, keyed by the arguments that carry them. */
+  private readonly inFlight = new WeakMap<object, { handle: string; bodyText: string }>();
 
   constructor(buffer: DdiBuffer = new DdiBuffer()) {
     this.buffer = buffer;
@@ -50,14 +52,14 @@ export class S2SPDispatcher {
       if (envelope === undefined) return block;
       changed = true;
       // One buffer entry per envelope; structuredContent below shares the first one.
-      const blockHandle = this.buffer.put(envelope.body);
+      const blockHandle = this.buffer.put(stringifyJsonExact(envelope.body));
       handle ??= blockHandle;
       return { ...block, text: stringifyJsonExact(withHandle(envelope, blockHandle)) };
     });
     let structuredContent = result.structuredContent;
     if (isEnvelope(structuredContent)) {
       changed = true;
-      handle ??= this.buffer.put(structuredContent.body);
+      handle ??= this.buffer.put(stringifyJsonExact(structuredContent.body));
       structuredContent = withHandle(structuredContent, handle);
     }
     if (!changed) return result;
@@ -70,17 +72,17 @@ export class S2SPDispatcher {
    * Delivers a buffered body to a consumer tool.
    * @param args the tool arguments the LLM chose
    * @returns new arguments with `resource_url` removed and `body_data` set to the
-   *   buffered rows as JSON (overriding any `body_data` the LLM passed), or
+   *   buffered body's JSON text (overriding any `body_data` the LLM passed), or
    *   `args` itself when `resource_url` is not a `ddi://` handle
    * @throws S2SPError `S2SP_ERR_DDI_HANDLE_UNKNOWN` for an unknown or used handle
    */
   beforeToolCall(args: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
     if (args === undefined || args === null || !isDdiHandle(args.resource_url)) return args;
     const handle = args.resource_url;
-    const rows = this.buffer.take(handle);
+    const bodyText = this.buffer.take(handle);
     const { resource_url: _handle, ...rest } = args;
-    const delivered = { ...rest, body_data: stringifyJsonExact(rows) };
-    this.inFlight.set(delivered, { handle, rows });
+    const delivered = { ...rest, body_data: bodyText };
+    this.inFlight.set(delivered, { handle, bodyText });
     return delivered;
   }
 
@@ -95,7 +97,7 @@ export class S2SPDispatcher {
     const taken = this.inFlight.get(delivered);
     if (taken === undefined) return;
     this.inFlight.delete(delivered);
-    this.buffer.restore(taken.handle, taken.rows);
+    this.buffer.restore(taken.handle, taken.bodyText);
   }
 }
 
@@ -104,7 +106,7 @@ function envelopeFromText(text: string): Envelope | undefined {
   if (typeof text !== 'string' || !text.trimStart().startsWith('{')) return undefined;
   let parsed: unknown;
   try {
-    parsed = parseJsonExact(text);
+    parsed = parseJsonExact(text, { wholeFloats: true });
   } catch {
     return undefined;
   }

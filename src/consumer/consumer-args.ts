@@ -11,7 +11,7 @@
  */
 import { S2SPError, type ErrorParams } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
-import { parseJsonExact } from '../table/exact-json.js';
+import { WholeFloat, parseJsonExact } from '../table/exact-json.js';
 import type { Row } from '../table/rows-from-table.js';
 import { parseColumnMapping } from './column-mapping.js';
 import { setRowValue } from './merge.js';
@@ -58,13 +58,15 @@ export function parseAbstractData(text: string): Row[] | '*' {
 }
 
 /**
- * Parses `body_data`.
+ * Parses `body_data`. Its whole floats (`2.0`, which the dispatcher keeps)
+ * are WholeFloats (exact-json.ts): rows for tableFromRows, so a Float64
+ * body column stays Float64, not rows for a handler.
  *
  * @param text the parameter as passed
  * @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` naming the parameter and the problem
  */
 export function parseBodyData(text: string): Row[] {
-  return parseRows(text, 'body_data');
+  return checkRowObjects(parseJsonArray(text, 'body_data', true), 'body_data');
 }
 
 /** A consumer tool's arguments, parsed and checked, before any request goes out. */
@@ -97,11 +99,7 @@ export function isGiven(value: string | undefined): value is string {
   return typeof value === 'string' && value.trim() !== '';
 }
 
-function parseRows(text: string, param: RowsParam): Row[] {
-  return checkRowObjects(parseJsonArray(text, param), param);
-}
-
-function parseJsonArray(text: string, param: RowsParam): unknown[] {
+function parseJsonArray(text: string, param: RowsParam, wholeFloats = false): unknown[] {
   if (typeof text !== 'string') {
     throw invalid({ problem: 'rowsNotString', param, got: text });
   }
@@ -109,7 +107,7 @@ function parseJsonArray(text: string, param: RowsParam): unknown[] {
   let parsed: unknown;
   try {
     // Exact: an int64 beyond 2^53 in sync-mode body rows keeps its digits.
-    parsed = parseJsonExact(text);
+    parsed = parseJsonExact(text, { wholeFloats });
   } catch {
     throw invalid({ problem: 'rowsNotJson', param });
   }
@@ -154,7 +152,7 @@ function firstTooDeep(rows: readonly unknown[]): number | undefined {
     const stack: Array<[unknown, number]> = [[rows[i], 2]];
     while (stack.length > 0) {
       const [value, depth] = stack.pop()!;
-      if (typeof value !== 'object' || value === null) continue;
+      if (typeof value !== 'object' || value === null || value instanceof WholeFloat) continue;
       if (depth > MAX_NESTING_DEPTH) return i;
       for (const child of Array.isArray(value) ? value : Object.values(value)) {
         if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);

@@ -14,6 +14,7 @@
  * to its end, checked as fetchBody checks it, and handed over as the
  * batches of its table.
  */
+import { AnswerCoverage } from './answer-coverage.js';
 import type http from 'node:http';
 import type { RecordBatch, Schema } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
@@ -70,13 +71,15 @@ export async function fetchBodyBatches(resourceUrl: string, options: FetchBodyOp
     response.destroy();
   };
   const chunks = bodyChunks(response, maxBytes, timeoutMs, options.signal, (n) => (received += n));
+  const coverage = new AnswerCoverage(options.rowIds, options.columns);
   try {
     if (format !== BodyFormat.auto && answered !== format) {
       throw responseInvalid({ problem: 'wrongFormat', asked: format, contentType });
     }
     if (answered === 'arrow') {
       const opened = await openArrowBatches(chunks);
-      const batches = withCleanup(opened.batches, stop);
+      coverage.checkColumns(opened.schema);
+      const batches = withCleanup(covered(opened.batches, coverage), stop);
       return {
         schema: opened.schema,
         format: answered,
@@ -96,8 +99,9 @@ export async function fetchBodyBatches(resourceUrl: string, options: FetchBodyOp
     }
     const parts: Uint8Array[] = [];
     for await (const chunk of chunks) parts.push(chunk);
-    const { table } = bodyFromJson(Buffer.concat(parts, received));
-    const batches = withCleanup(fromArray(table.batches), stop);
+    const { table, columns } = bodyFromJson(Buffer.concat(parts, received));
+    coverage.checkColumns(table.schema, { columns, rows: table.numRows });
+    const batches = withCleanup(covered(fromArray(table.batches), coverage), stop);
     return {
       schema: table.schema,
       format: answered,
@@ -199,6 +203,15 @@ async function* bodyChunks(
 }
 
 /** `batches`, then `stop` however the iteration ends (done, error, or left early). */
+/** The batches, each recorded by `coverage`, which checks at the end that every requested row came. */
+async function* covered(batches: AsyncIterable<RecordBatch>, coverage: AnswerCoverage): AsyncGenerator<RecordBatch> {
+  for await (const batch of batches) {
+    coverage.see(batch);
+    yield batch;
+  }
+  coverage.finish();
+}
+
 async function* withCleanup(batches: AsyncIterable<RecordBatch>, stop: () => void): AsyncGenerator<RecordBatch> {
   try {
     yield* batches;

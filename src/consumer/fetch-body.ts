@@ -8,6 +8,7 @@
  * The Accept and the choice of decoder live in body-format.ts, decoding in
  * json-body.ts and arrow-body.ts; this file is the HTTP part.
  */
+import { AnswerCoverage } from './answer-coverage.js';
 import type { Table } from 'apache-arrow';
 import type { Registry } from 'prom-client';
 import { S2SPError } from '../errors.js';
@@ -134,6 +135,10 @@ async function fetchUncounted(resourceUrl: string, options: FetchBodyOptions): P
   });
   const decoded = answer.decoded !== undefined ? { ...answer.decoded, format: 'json' as const, compressed: false } : decodeAnswer(answer.bytes as Buffer, answer.contentType, format);
   const { table } = decoded;
+  const coverage = new AnswerCoverage(options.rowIds, options.columns);
+  coverage.checkColumns(table.schema, decoded.format === 'json' ? { columns: decoded.columns, rows: table.numRows } : undefined);
+  for (const batch of table.batches) coverage.see(batch);
+  coverage.finish();
   return { ...decoded, bytesReceived: answer.received, rows: () => rowsFromTable(table) };
 }
 

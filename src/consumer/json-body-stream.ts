@@ -96,12 +96,6 @@ export class JsonBodyStream {
   #at = At.Start;
   /** Bytes kept before the root `{` (whitespace), or all of them once it is not ours. */
   #kept: Buffer[] = [];
-  /** The floats-written keys of objects at row depth, anywhere in the document (as bodyFromJson sees them). */
-  readonly #floatColumns = new Set<string>();
-  readonly #onWholeFloat = (key: string, depth: number): void => {
-    // A root value read alone sits one container less deep than in the document: rows are at 1.
-    if (depth === 1) this.#floatColumns.add(key);
-  };
 
   // A value being scanned (a key, a root value, a row): nesting, string and escape state.
   #depth = 0;
@@ -195,7 +189,7 @@ export class JsonBodyStream {
     }
     let table;
     try {
-      table = this.#rows.finish(this.#floatColumns);
+      table = this.#rows.finish();
     } catch (error) {
       if (isS2SPError(error, 'S2SP_ERR_TABLE_INVALID')) throw invalid({ problem: 'badRows', reason: (error as Error).message }, error);
       throw error;
@@ -431,7 +425,7 @@ export class JsonBodyStream {
         if (attempt === 0) end = bytes.length;
         continue; // not a row boundary (or not JSON: the scanner will say so)
       }
-      const rows = exactFromParsed(text, parsed, this.#onWholeFloat) as unknown[];
+      const rows = exactFromParsed(text, parsed) as unknown[];
       for (let r = 0; r < rows.length; r++) this.#row(rows[r]);
       this.#at = At.AfterRow;
       this.#rescan(bytes.subarray(end + 1), start + end + 1);
@@ -518,7 +512,7 @@ export class JsonBodyStream {
 
   /** Decodes a root value other than the body array and keeps what the checks need. */
   #rootValue(text: string): void {
-    const value = parseJsonExact(text, { onWholeFloat: this.#onWholeFloat });
+    const value = parseJsonExact(text, { wholeFloats: true });
     if (this.#key === 'body') {
       // A body that is not an array: noBody, unless a later `body` is one.
       this.#startBody();
@@ -553,7 +547,7 @@ export class JsonBodyStream {
     this.#runStart = this.#rowStart;
     this.#wholeEnd = this.#rowStart;
     if (wholeLength <= 0) return;
-    const rows = parseJsonExactFast(`[${bytes.toString('utf8', 0, wholeLength)}]`, this.#onWholeFloat) as unknown[];
+    const rows = parseJsonExactFast(`[${bytes.toString('utf8', 0, wholeLength)}]`) as unknown[];
     for (let r = 0; r < rows.length; r++) this.#row(rows[r]);
   }
 

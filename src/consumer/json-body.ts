@@ -40,8 +40,7 @@ export interface DecodedBody {
  *   `S2SP_ERR_CONSUMER_BODY_TOO_LARGE` when it is too long for one JS string
  */
 export function bodyFromJson(bytes: Uint8Array): DecodedBody {
-  const floatColumns = new Set<string>();
-  const doc = parseDocument(bytes, floatColumns);
+  const doc = parseDocument(bytes);
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw invalid({ problem: 'notObject' });
   }
@@ -56,7 +55,7 @@ export function bodyFromJson(bytes: Uint8Array): DecodedBody {
   }
   let table: Table;
   try {
-    table = tableFromRows(body, { preserveRowIds: true, floatColumns });
+    table = tableFromRows(body, { preserveRowIds: true });
   } catch (error) {
     if (isS2SPError(error, 'S2SP_ERR_TABLE_INVALID')) throw invalid({ problem: 'badRows', reason: (error as Error).message }, error);
     throw error;
@@ -68,10 +67,7 @@ export function bodyFromJson(bytes: Uint8Array): DecodedBody {
   };
 }
 
-/** Rows sit at depth 2: the document object, its `body` array, the row. */
-const ROW_DEPTH = 2;
-
-function parseDocument(bytes: Uint8Array, floatColumns: Set<string>): unknown {
+function parseDocument(bytes: Uint8Array): unknown {
   let text: string;
   try {
     text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
@@ -80,7 +76,7 @@ function parseDocument(bytes: Uint8Array, floatColumns: Set<string>): unknown {
     throw new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'jsonTooLong', bytes: bytes.byteLength }, { cause: error });
   }
   try {
-    return parseJsonExact(text, { onWholeFloat: (key, depth) => depth === ROW_DEPTH && floatColumns.add(key) });
+    return parseJsonExact(text, { wholeFloats: true });
   } catch (error) {
     throw invalid({ problem: text.length === 0 ? 'empty' : 'notJson' }, error);
   }

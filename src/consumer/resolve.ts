@@ -10,7 +10,8 @@
  * The fetched body arrives as an Arrow Table and column_mapping renames its
  * columns there. For `"*"` that table is the answer, turned into rows once;
  * otherwise the merge with the abstract is row-based, so the body becomes
- * rows once and the merged rows become the result table once.
+ * rows once, and the result table takes the body's columns, with their
+ * Arrow types, from the fetched table (merged-table.ts).
  */
 import type { Table } from 'apache-arrow';
 import type { Registry } from 'prom-client';
@@ -22,6 +23,7 @@ import { applyColumnMapping, tableWithColumnMapping } from './column-mapping.js'
 import { checkConsumerArgs, parseBodyData, type ConsumerArgs } from './consumer-args.js';
 import { fetchBody, type FetchProgress } from './fetch-body.js';
 import { mergeByRowId } from './merge.js';
+import { mergedTable } from './merged-table.js';
 
 /** Options of {@link resolveConsumerRows}. */
 export interface ResolveOptions {
@@ -75,14 +77,15 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
       return { rows: rowsFromTable(table), table, source: 'resource_url', bytesReceived: fetched.bytesReceived };
     }
     if (bodyRows !== undefined) {
-      const rows = bodyRows.map((row) => applyColumnMapping(row, mapping));
-      return { rows, table: tableFromRows(rows, { preserveRowIds: true }), source: 'body_data', bytesReceived: 0 };
+      const table = tableWithColumnMapping(tableFromRows(bodyRows, { preserveRowIds: true }), mapping);
+      return { rows: rowsFromTable(table), table, source: 'body_data', bytesReceived: 0 };
     }
     throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'starWithoutBody' });
   }
 
   // Body rows with the mapping already applied.
   let body: Row[] = [];
+  let bodyTable: Table | undefined;
   let source: ResolvedRows['source'] = 'abstract_only';
   let bytesReceived = 0;
   if (resourceUrl !== undefined) {
@@ -91,19 +94,22 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
     // An empty selection must not be fetched: empty row_ids means every row on the wire.
     if (ids.length > 0) {
       const fetched = await fetchBody(resourceUrl, { ...fetchOptions, rowIds: ids });
-      body = rowsFromTable(tableWithColumnMapping(fetched.table, mapping));
+      bodyTable = tableWithColumnMapping(fetched.table, mapping);
+      body = rowsFromTable(bodyTable);
       bytesReceived = fetched.bytesReceived;
     }
   } else if (bodyRows !== undefined) {
     source = 'body_data';
-    const wanted = new Set(abstract.map((row) => row[ROW_ID]));
-    body = bodyRows.filter((row) => wanted.has(row[ROW_ID])).map((row) => applyColumnMapping(row, mapping));
+    // Typed as the rows were written (2.0 a float), then read back as plain values for the merge.
+    bodyTable = tableWithColumnMapping(tableFromRows(bodyRows, { preserveRowIds: true }), mapping);
+    body = rowsFromTable(bodyTable);
   }
   const rows = mergeByRowId(
     abstract.map((row) => applyColumnMapping(row, mapping)),
     body,
   );
-  return { rows, table: tableFromRows(rows, { preserveRowIds: true }), source, bytesReceived };
+  const table = bodyTable === undefined ? tableFromRows(rows, { preserveRowIds: true }) : mergedTable(rows, bodyTable, body);
+  return { rows, table, source, bytesReceived };
 }
 
 /** The abstract's ids, each once, in first-seen order. */

@@ -3,13 +3,18 @@
  * names or a JSON array string. Only an absent or empty value means "plain
  * MCP"; a value that names no column once parsed, or malformed JSON, is an
  * error, and so is a name that is not a column.
+ *
+ * The comma form trims each name (`mag, place`); the JSON-array form takes
+ * each name exactly as written, since a column name is data and may start
+ * or end with a space (a CSV header `id, name` has a column `" name"`):
+ * the JSON form is how any column is named.
  */
 import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 
 /**
  * Parses `abstract_domains`.
- * @returns the requested columns (trimmed, unique, `_row_id` dropped), or
+ * @returns the requested columns (comma form trimmed; unique, `_row_id` dropped), or
  *   `undefined` for an absent or empty value (plain MCP)
  * @throws S2SPError `S2SP_ERR_DOMAINS_INVALID`
  */
@@ -30,9 +35,9 @@ export function parseAbstractDomains(value: string | undefined): string[] | unde
       throw new S2SPError('S2SP_ERR_DOMAINS_INVALID', { problem: 'notStrings' });
     }
   } else {
-    names = trimmed.split(',');
+    names = trimmed.split(',').map((n) => n.trim());
   }
-  const columns = [...new Set((names as string[]).map((n) => n.trim()).filter((n) => n !== '' && n !== ROW_ID))];
+  const columns = [...new Set((names as string[]).filter((n) => n !== '' && n !== ROW_ID))];
   if (columns.length === 0) {
     throw new S2SPError('S2SP_ERR_DOMAINS_INVALID', { problem: 'noColumn', value });
   }

@@ -7,7 +7,10 @@
 import * as z from 'zod/v4';
 import { ABSTRACT_FORMATS } from '../protocol/abstract-format.js';
 
-const row = z.record(z.string(), z.unknown());
+// A row is any object: its keys are column names, which are data. z.record
+// refuses an object whose own `constructor` key is not a function (zod
+// 3.25's isPlainObject), so a column named `constructor` failed the call.
+const row = z.looseObject({});
 
 /** The resource tool's output schema, as `registerTool` takes it. */
 export const RESOURCE_TOOL_OUTPUT_SCHEMA = z

@@ -1,14 +1,18 @@
 /**
  * The `ddi://` handle of sync mode (SPEC 2.3): what the LLM sees in place of
  * a body the agent's SDK parked. Like a data-plane token it is a capability:
- * 32 CSPRNG bytes, base64url, never logged in full.
+ * 32 CSPRNG bytes, base64url, never logged in full. The Python reference
+ * mints `secrets.token_urlsafe(16)`: 16 bytes, 22 characters. A handle of
+ * either length is recognised, so a body parked under a reference-minted
+ * handle is delivered, and an unknown one is a clear error rather than a
+ * `resource_url` the consumer cannot fetch.
  */
 import { randomBytes } from 'node:crypto';
 
 /** The scheme of a DDI handle. */
 export const DDI_SCHEME = 'ddi://';
 
-const HANDLE_PATTERN = /^ddi:\/\/[A-Za-z0-9_-]{43}$/;
+const HANDLE_PATTERN = /^ddi:\/\/(?:[A-Za-z0-9_-]{22}|[A-Za-z0-9_-]{43})$/;
 
 /** Mints a fresh handle: `ddi://` and 32 random bytes in base64url. */
 export function mintDdiHandle(): string {

@@ -12,6 +12,9 @@
  *     runtime's ICU knows: its local time cannot be written
  *   - a struct with two fields of one name: a JSON object cannot hold both
  *   - any type arrow-js has no reader and writer for
+ *   - a column or field name holding a lone surrogate (`"k\ud800"`): Arrow
+ *     writes names as UTF-8, which cannot hold one, so the data plane would
+ *     serve U+FFFD under a name the envelope spells otherwise
  */
 import { Type, type DataType, type Field, type Schema, type Timestamp } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
@@ -38,11 +41,22 @@ const LEAF_TYPES = new Set<Type>([
 const NESTED_TYPES = new Set<Type>([Type.List, Type.LargeList, Type.FixedSizeList, Type.Struct, Type.Map, Type.Union]);
 
 /**
+ * True when `text` is valid UTF-16: no lone surrogate, so UTF-8 (Arrow's
+ * Utf8, its field names) holds it exactly. String#isWellFormed is ES2024,
+ * in V8 since Node 20; the lib here is ES2023.
+ */
+export function isWellFormedText(text: string): boolean {
+  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+/**
  * Checks every column of `schema`, nested types included.
- * @throws S2SPError `S2SP_ERR_TABLE_UNSUPPORTED_TYPE` naming the first column that cannot be carried, and why
+ * @throws S2SPError `S2SP_ERR_TABLE_UNSUPPORTED_TYPE` naming the first column that cannot be carried, and why;
+ *   `S2SP_ERR_TABLE_INVALID` for a name holding a lone surrogate
  */
 export function assertCarriableSchema(schema: Schema): void {
   for (const field of schema.fields) {
+    if (!isWellFormedText(field.name)) throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'loneSurrogateName', column: field.name });
     const type = field.type.typeId === Type.Dictionary ? (field.type.dictionary as DataType) : field.type;
     checkType(field.name, type);
   }
@@ -68,5 +82,8 @@ function checkType(path: string, type: DataType): void {
       seen.add(child.name);
     }
   }
-  for (const child of children) checkType(`${path}.${child.name}`, child.type);
+  for (const child of children) {
+    if (!isWellFormedText(child.name)) throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'loneSurrogateName', column: `${path}.${child.name}` });
+    checkType(`${path}.${child.name}`, child.type);
+  }
 }

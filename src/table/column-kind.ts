@@ -8,7 +8,8 @@
  *                                         bigints too, as exact JSON readers give them)
  *   only integers >= 0, some > int64   -> UInt64
  *   only numbers, some fractional      -> Float64 (int/float mixes too, and whole
- *                                         numbers the source wrote as floats: `2.0`)
+ *                                         numbers the source wrote as floats: `2.0`,
+ *                                         a WholeFloat from the exact reader)
  *   only strings                       -> Utf8
  *   anything else (objects, arrays,
  *   values whose type changes, bigints
@@ -17,6 +18,7 @@
  */
 
 import { S2SPError } from '../errors.js';
+import { WholeFloat } from './exact-json.js';
 
 /** The storage kinds a JSON column can be inferred as. */
 export const ColumnKind = {
@@ -58,24 +60,9 @@ export class ColumnObserver {
   /** Longest string seen (UTF-16 units). */
   maxTextLength = 0;
   private seen = 0;
-  #wroteFloats: boolean;
 
-  /**
-   * @param wroteFloats the source wrote this column's numbers as floats
-   *   (`2.0`), so whole values stay Float64 rather than becoming integers
-   */
-  constructor(name: string, wroteFloats = false) {
+  constructor(name: string) {
     this.name = name;
-    this.#wroteFloats = wroteFloats;
-  }
-
-  /**
-   * Marks the column as written with floats after its values were seen: a
-   * streamed source learns that as it reads, and the kind is only named at
-   * the end.
-   */
-  markWroteFloats(): void {
-    this.#wroteFloats = true;
   }
 
   /** Records one value of the column. */
@@ -106,7 +93,8 @@ export class ColumnObserver {
         return;
       }
       case 'object':
-        this.seen |= SEEN_OTHER;
+        // A float the source wrote whole (`2.0`): Float64, not an integer.
+        this.seen |= value instanceof WholeFloat ? SEEN_FLOAT : SEEN_OTHER;
         return;
       default:
         // function, symbol: no JSON value, so nothing a client could get back.
@@ -123,7 +111,7 @@ export class ColumnObserver {
     if ((s & ~SEEN_NUMBER) === 0) {
       const big = (s & (SEEN_BIGINT | SEEN_UINT64)) !== 0;
       // A float column holding a bigint: Float64 would round the bigint, so JSON text keeps both.
-      if (s & SEEN_FLOAT || this.#wroteFloats) return big ? ColumnKind.Json : ColumnKind.Float64;
+      if (s & SEEN_FLOAT) return big ? ColumnKind.Json : ColumnKind.Float64;
       if (s & SEEN_UINT64) return s & SEEN_NEGATIVE ? ColumnKind.Json : ColumnKind.UInt64;
       if (s & (SEEN_INT64 | SEEN_BIGINT)) return ColumnKind.Int64;
       return ColumnKind.Int32;

@@ -10,26 +10,58 @@
  *     every other number is a JS number, as `JSON.parse` makes it
  *   - `NaN`, `Infinity` and `-Infinity` are read as those numbers, as
  *     Python's `json.loads` reads them (a Python server writes them bare)
+ *   - with `wholeFloats`, a float literal with a whole value (`2.0`, `1e3`)
+ *     becomes a {@link WholeFloat}, wherever it sits (a row's cell, a list
+ *     inside a cell), since a JS number forgets it was written as a float
+ *     and Python's `json` types numbers by their text
  *   - everything else is RFC 8259 exactly as `JSON.parse` reads it
  */
 
-import { finiteFloatText } from './float-text.js';
+import { finiteFloatText, nonFiniteName } from './float-text.js';
+
+/**
+ * A float literal whose value is whole (`2.0`, `-0.0`, `1e3`), as the exact
+ * reader gives it with `wholeFloats`: {@link stringifyJsonExact} writes it
+ * back as a float and schema inference counts it as one. It stays inside
+ * s2sp (tables store the double; rows handed to users hold numbers).
+ */
+export class WholeFloat {
+  /** @param value the number the literal stands for */
+  constructor(readonly value: number) {}
+}
+
+/**
+ * Shared WholeFloats for 0.0 ... 1023.0: whole floats in data are mostly
+ * small (magnitudes, depths, counts written as floats), and a column of
+ * them would otherwise cost an object per cell. Safe to share: read-only.
+ */
+const SMALL_WHOLE_FLOATS = Array.from({ length: 1024 }, (_, k) => new WholeFloat(k));
+
+/** The WholeFloat of `v` (a whole number), shared for the small ones. */
+function wholeFloat(v: number): WholeFloat {
+  // 1 / -0 is -Infinity: -0.0 is its own value, never the shared 0.0.
+  return v >= 0 && v < 1024 && (v !== 0 || 1 / v > 0) ? SMALL_WHOLE_FLOATS[v] : new WholeFloat(v);
+}
 
 /** Options of {@link parseJsonExact}. */
 export interface ParseJsonExactOptions {
   /**
-   * Called for each object key whose value is a float literal with a whole
-   * value (`2.0`, `1e3`): the JS number forgets it was written as a float.
-   * `depth` counts the containers around that object (0 for the root).
+   * Give whole-valued float literals as {@link WholeFloat}s, not numbers.
    * Asking for this always takes the slower, literal-reading path.
    */
-  onWholeFloat?: (key: string, depth: number) => void;
+  wholeFloats?: boolean;
+  /**
+   * Receives, for each object holding a key that looks like an array index
+   * (`"10"`), its keys in document order: a JS object lists such keys
+   * first, whatever their place in the text. Reading literally too.
+   */
+  keyOrders?: Map<object, string[]>;
 }
 
 /**
  * Parses JSON text, keeping integers beyond 2^53 exact (as bigints).
  *
- * Without `onWholeFloat`, `JSON.parse` reads the text first: if no number it
+ * Without `wholeFloats`, `JSON.parse` reads the text first: if no number it
  * produced is beyond 2^53 in magnitude, no integer lost a digit and that is
  * the answer (the check walks the values, far cheaper than parsing).
  * Otherwise, or for text `JSON.parse` refuses (a bare NaN), the text is read
@@ -38,16 +70,16 @@ export interface ParseJsonExactOptions {
  * @throws SyntaxError for text that is not JSON (bare NaN/Infinity aside)
  */
 export function parseJsonExact(text: string, options: ParseJsonExactOptions = {}): unknown {
-  if (options.onWholeFloat === undefined) {
+  if (options.wholeFloats !== true && options.keyOrders === undefined) {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      return parseLiterally(text, undefined);
+      return parseLiterally(text, false, undefined);
     }
     if (!holdsUnsafeNumber(value)) return value;
   }
-  return parseLiterally(text, options.onWholeFloat);
+  return parseLiterally(text, options.wholeFloats === true, options.keyOrders);
 }
 
 /** True when any number in `value` is beyond +-2^53 (an integer literal there may have been rounded). */
@@ -87,14 +119,15 @@ const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
 /** Keys remembered per position in an object (rows of a table repeat theirs). */
 const CACHED_KEYS = 64;
 
+/** A key a JS object lists before the others: an array index (`0`, `10`, not `01` or `-1`). */
+const INDEX_KEY = /^(?:0|[1-9][0-9]{0,9})$/;
+
 /**
  * Reads `text` literal by literal. A closure over one `pos` rather than a
  * class: V8 keeps the locals in registers, which made this the faster shape.
  */
-function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWholeFloat']): unknown {
+function parseLiterally(text: string, wholeFloats: boolean, keyOrders: Map<object, string[]> | undefined): unknown {
   let pos = 0;
-  /** Set by number(): the literal just read had a fraction or an exponent. */
-  let wasFloat = false;
   // The k-th key of the last object that had one, when it holds no escapes:
   // found again with one startsWith, and the same string is reused.
   const keyCache: string[] = [];
@@ -131,7 +164,7 @@ function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWho
     return plain ? text.slice(start, pos - 1) : (JSON.parse(text.slice(start - 1, pos)) as string);
   };
 
-  const number = (): number | bigint => {
+  const number = (): number | bigint | WholeFloat => {
     const start = pos;
     let c = text.charCodeAt(pos);
     const negative = c === MINUS;
@@ -185,15 +218,15 @@ function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWho
       if (negativeExponent) exponent = -exponent;
     }
     if (isFloat) {
-      wasFloat = true;
       // Clinger's fast path: an exact mantissa times or over an exact power
       // of ten is one correctly rounded operation, the double Number() gives.
       const scale = exponent - fractionDigits;
+      let v: number;
       if (significant <= 15 && scale >= -22 && scale <= 22) {
-        const v = scale >= 0 ? mantissa * POWERS_OF_TEN[scale] : mantissa / POWERS_OF_TEN[-scale];
-        return negative ? -v : v;
-      }
-      return Number(text.slice(start, pos));
+        v = scale >= 0 ? mantissa * POWERS_OF_TEN[scale] : mantissa / POWERS_OF_TEN[-scale];
+        if (negative) v = -v;
+      } else v = Number(text.slice(start, pos));
+      return wholeFloats && Number.isInteger(v) ? wholeFloat(v) : v;
     }
     if (significant <= 15) return negative ? -mantissa : mantissa;
     const literal = text.slice(start, integerEnd);
@@ -201,7 +234,7 @@ function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWho
     return Number.isSafeInteger(n) ? n : BigInt(literal);
   };
 
-  const object = (depth: number): Record<string, unknown> => {
+  const object = (): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
     pos++;
     let c = skipSpace();
@@ -209,6 +242,8 @@ function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWho
       pos++;
       return out;
     }
+    /** This object's keys in document order, once one of them is an array index. */
+    let order: string[] | undefined;
     for (let k = 0; ; k++) {
       if (c !== QUOTE) fail();
       let key = k < CACHED_KEYS ? keyCache[k] : undefined;
@@ -218,14 +253,18 @@ function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWho
         key = string();
         if (plain && k < CACHED_KEYS) keyCache[k] = key;
       }
+      if (keyOrders !== undefined) {
+        // Keys before the first index-like one are in insertion order already.
+        if (order !== undefined) order.push(key);
+        else if (key.charCodeAt(0) <= NINE && INDEX_KEY.test(key) && Number(key) < 4294967295) {
+          order = Object.keys(out);
+          order.push(key);
+          keyOrders.set(out, order);
+        }
+      }
       if (skipSpace() !== COLON) fail();
       pos++;
-      wasFloat = false;
-      const v = value(depth + 1);
-      if (wasFloat) {
-        wasFloat = false;
-        if (onWholeFloat !== undefined && Number.isInteger(v)) onWholeFloat(key, depth);
-      }
+      const v = value();
       // JSON.parse makes "__proto__" an own key; assignment would set the prototype.
       if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
       else out[key] = v;
@@ -241,7 +280,7 @@ function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWho
     }
   };
 
-  const array = (depth: number): unknown[] => {
+  const array = (): unknown[] => {
     const out: unknown[] = [];
     pos++;
     if (skipSpace() === CLOSE_BRACKET) {
@@ -249,7 +288,7 @@ function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWho
       return out;
     }
     for (;;) {
-      out.push(value(depth + 1));
+      out.push(value());
       const c = skipSpace();
       pos++;
       if (c === COMMA) continue;
@@ -265,11 +304,11 @@ function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWho
     return true;
   };
 
-  const value = (depth: number): unknown => {
+  const value = (): unknown => {
     const c = skipSpace();
     if (c === QUOTE) return string();
-    if (c === OPEN_BRACE) return object(depth);
-    if (c === OPEN_BRACKET) return array(depth);
+    if (c === OPEN_BRACE) return object();
+    if (c === OPEN_BRACKET) return array();
     if (c === MINUS || (c >= ZERO && c <= NINE)) return number();
     if (literal('true')) return true;
     if (literal('false')) return false;
@@ -281,7 +320,7 @@ function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWho
 
   let result: unknown;
   try {
-    result = value(0);
+    result = value();
   } catch (error) {
     // Deep nesting overflows this recursion before JSON.parse's own limit.
     if (error instanceof RangeError) throw new SyntaxError(`JSON nested too deeply at position ${pos}`, { cause: error });
@@ -300,7 +339,10 @@ function parseLiterally(text: string, onWholeFloat: ParseJsonExactOptions['onWho
  *   - a whole number at or beyond 2^53 keeps a float's form
  *     (`100000000000000000000.0`), or an exact reader would take its digits
  *     for an integer and return a bigint;
- *   - -0 is written `-0.0`, not `0`.
+ *   - -0 is written `-0.0`, not `0`;
+ *   - a {@link WholeFloat} keeps its float form (`2.0`);
+ *   - NaN and the infinities are the strings `"NaN"`, `"Infinity"` and
+ *     `"-Infinity"`, as in a Float64 column (float-text.ts), not `null`.
  */
 export function stringifyJsonExact(value: unknown): string {
   if (!needsCare(value)) return JSON.stringify(value);
@@ -309,16 +351,17 @@ export function stringifyJsonExact(value: unknown): string {
   const nonce = `\u0000s2sp-number-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}:`;
   const text = JSON.stringify(value, (_key, v: unknown) => {
     if (typeof v === 'bigint') return nonce + v.toString();
-    if (typeof v === 'number' && isDelicate(v)) return nonce + finiteFloatText(v);
+    if (typeof v === 'number' && isDelicate(v)) return nonFiniteName(v) ?? nonce + finiteFloatText(v);
+    if (v instanceof WholeFloat) return nonce + finiteFloatText(v.value);
     return v;
   });
   const marker = JSON.stringify(nonce).slice(0, -1);
   return text.replaceAll(new RegExp(`${escapeRegExp(marker)}([-+.0-9e]+)"`, 'g'), '$1');
 }
 
-/** -0, or a whole number JSON would write without a fraction that an exact reader takes for an integer beyond 2^53. */
+/** -0, not finite (JSON.stringify writes null), or a whole number JSON would write without a fraction that an exact reader takes for an integer beyond 2^53. */
 function isDelicate(v: number): boolean {
-  return (v === 0 && Object.is(v, -0)) || ((v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER) && Number.isFinite(v));
+  return (v === 0 && Object.is(v, -0)) || v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER || v !== v;
 }
 
 function needsCare(value: unknown): boolean {
@@ -337,6 +380,7 @@ function needsCare(value: unknown): boolean {
     for (let i = 0; i < value.length; i++) if (needsCare(value[i])) return true;
     return false;
   }
+  if (value instanceof WholeFloat) return true;
   // toJSON (a Date, say) decides its own text; JSON.stringify will call it.
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
   for (const key in value) if (needsCare((value as Record<string, unknown>)[key])) return true;

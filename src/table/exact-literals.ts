@@ -1,6 +1,6 @@
 /**
  * Whether JSON text can be read by `JSON.parse` and still give what the
- * exact reader (exact-json.ts, with `onWholeFloat`) gives. `JSON.parse` is
+ * exact reader (exact-json.ts, with `wholeFloats`) gives. `JSON.parse` is
  * native and several times faster; it differs only on number literals that
  * are integers beyond 2^53 (it rounds them), that are floats with a whole
  * value (it forgets they were floats), or that it refuses (bare NaN,
@@ -25,32 +25,32 @@ import { holdsUnsafeNumber, parseJsonExact } from './exact-json.js';
 const MAYBE_WHOLE_FLOAT = /\.(?:0+(?![0-9])|0{10}|9{10}|(?<=[0-9]{5}\.)(?:0{5}|9{5})|(?<=[0-9]{10}\.))|[eE](?<=[0-9][eE])/;
 
 /**
- * Reads JSON text exactly, as `parseJsonExact(text, { onWholeFloat })` does,
+ * Reads JSON text exactly, as `parseJsonExact(text, { wholeFloats: true })` does,
  * by `JSON.parse` when that is sure to give the same: no literal may be a
  * whole float (the text test above) and no number it read is beyond 2^53
  * (an integer literal there was rounded).
  *
  * @throws SyntaxError for text that is not JSON (bare NaN/Infinity aside)
  */
-export function parseJsonExactFast(text: string, onWholeFloat: (key: string, depth: number) => void): unknown {
+export function parseJsonExactFast(text: string): unknown {
   if (!MAYBE_WHOLE_FLOAT.test(text)) {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
       // Not JSON for JSON.parse (a bare NaN, or an error the exact reader words): read it literally.
-      return parseJsonExact(text, { onWholeFloat });
+      return parseJsonExact(text, { wholeFloats: true });
     }
     if (!holdsUnsafeNumber(value)) return value;
   }
-  return parseJsonExact(text, { onWholeFloat });
+  return parseJsonExact(text, { wholeFloats: true });
 }
 
 /**
  * What the exact reader gives for `text`, given what `JSON.parse` gave for
  * it: that value when the two surely agree, else the exact reading.
  */
-export function exactFromParsed(text: string, parsed: unknown, onWholeFloat: (key: string, depth: number) => void): unknown {
+export function exactFromParsed(text: string, parsed: unknown): unknown {
   if (!MAYBE_WHOLE_FLOAT.test(text) && !holdsUnsafeNumber(parsed)) return parsed;
-  return parseJsonExact(text, { onWholeFloat });
+  return parseJsonExact(text, { wholeFloats: true });
 }

@@ -85,16 +85,12 @@ export class RowColumns {
 
   /**
    * The Table of every row added.
-   * @param floatColumns columns whose source wrote floats (`2.0`): whole numbers there stay Float64
    * @throws S2SPError `S2SP_ERR_TABLE_TOO_LARGE` when a text column passes 2 GiB
    */
-  finish(floatColumns: ReadonlySet<string>): Table {
+  finish(): Table {
     const n = this.#count;
     const rowIds: Data<Int32> = makeData({ type: new Int32(), length: n, nullCount: 0, data: this.#ids.subarray(0, n) });
-    const columns = this.#ordered.map(({ observer, values }) => {
-      if (floatColumns.has(observer.name)) observer.markWroteFloats();
-      return { observer, cell: (i: number) => values[i] };
-    });
+    const columns = this.#ordered.map(({ observer, values }) => ({ observer, cell: (i: number) => values[i] }));
     return tableFromColumns(rowIds, n, columns);
   }
 }

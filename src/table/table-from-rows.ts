@@ -26,7 +26,8 @@ import {
 import type { DataProps } from 'apache-arrow/data';
 import { S2SPError } from '../errors.js';
 import { ColumnKind, ColumnObserver } from './column-kind.js';
-import { stringifyJsonExact } from './exact-json.js';
+import { WholeFloat, stringifyJsonExact } from './exact-json.js';
+import { isWellFormedText } from './carriable-types.js';
 import { jsonField } from './json-column.js';
 import { ROW_ID_FIELD, rowIdData } from './row-id.js';
 import { ROW_ID } from '../protocol/row-id.js';
@@ -45,10 +46,12 @@ export interface TableFromRowsOptions {
    */
   preserveRowIds?: boolean;
   /**
-   * Columns whose source text wrote floats (`2.0`, see `parseJsonExact`'s
-   * `onWholeFloat`): whole numbers there are Float64, not integers.
+   * The columns in their source's first-seen order, when a row's own key
+   * order is not it (a JS object lists `"10"` before `"b"`) or when no row
+   * holds some of them (a CSV header without records). They come first, in
+   * this order; a column no row holds is Null.
    */
-  floatColumns?: ReadonlySet<string>;
+  columns?: readonly string[];
 }
 
 /**
@@ -60,7 +63,7 @@ export interface TableFromRowsOptions {
  *   or, with `preserveRowIds`, lacks an integer `_row_id`
  */
 export function tableFromRows(rows: readonly unknown[], options: TableFromRowsOptions = {}): Table {
-  const observers = observeColumns(rows, options.floatColumns);
+  const observers = observeColumns(rows, options.columns);
   const n = rows.length;
   const rowIds = options.preserveRowIds ? rowIdsFromRows(rows as readonly Row[]) : rowIdData(0, n);
   const columns = observers.map((observer) => {
@@ -100,9 +103,16 @@ export function tableFromColumns(rowIds: Data<Int32>, n: number, columns: readon
   return new Table(schema, [new RecordBatch(schema, data)]);
 }
 
-function observeColumns(rows: readonly unknown[], floatColumns: ReadonlySet<string> | undefined): ColumnObserver[] {
+function observeColumns(rows: readonly unknown[], columns: readonly string[] = []): ColumnObserver[] {
   const byName = new Map<string, ColumnObserver>();
   const ordered: ColumnObserver[] = [];
+  for (const name of columns) {
+    if (name === ROW_ID || byName.has(name)) continue;
+    if (!isWellFormedText(name)) throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'loneSurrogateName', column: name });
+    const observer = new ColumnObserver(name);
+    byName.set(name, observer);
+    ordered.push(observer);
+  }
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r];
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
@@ -112,7 +122,9 @@ function observeColumns(rows: readonly unknown[], floatColumns: ReadonlySet<stri
       if (key === ROW_ID) continue;
       let observer = byName.get(key);
       if (observer === undefined) {
-        observer = new ColumnObserver(key, floatColumns?.has(key));
+        // Refused here too, not only when cached: sync mode caches nothing.
+        if (!isWellFormedText(key)) throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'loneSurrogateName', column: key });
+        observer = new ColumnObserver(key);
         byName.set(key, observer);
         ordered.push(observer);
       }
@@ -196,7 +208,8 @@ function numeric(
     const v = cell(i);
     if (v === null || v === undefined) continue;
     if (validity) validity[i >> 3] |= 1 << (i & 7);
-    values[i] = v as number;
+    // A Float64 column may hold floats the source wrote whole (`2.0`).
+    values[i] = v instanceof WholeFloat ? v.value : (v as number);
   }
   const props = { type, length: n, nullCount, nullBitmap: validity, data: values };
   const data: Data = type instanceof Int32 ? makeData(props as DataProps<Int32>) : makeData(props as DataProps<Float64>);
@@ -249,7 +262,9 @@ function utf8(
     const v = cell(i);
     if (v !== null && v !== undefined) {
       if (validity) validity[i >> 3] |= 1 << (i & 7);
+      // JSON text escapes a lone surrogate (`\ud800`) and keeps it; a Utf8 value cannot.
       const text = asJson ? stringifyJsonExact(v) : (v as string);
+      if (!asJson && !isWellFormedText(text)) throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'loneSurrogateValue', column: name, index: i });
       const worst = text.length * 3;
       if (buffer.length - end < worst) buffer = grow(buffer, end, worst);
       end += buffer.write(text, end, 'utf8');

@@ -40,7 +40,7 @@ test('afterToolResult moves the body into the buffer and sets a ddi:// resource_
   assert.equal(doc.total_rows, 2);
   assert.ok(isDdiHandle(doc.resource_url));
   assert.equal(dispatcher.buffer.size, 1);
-  assert.deepEqual(dispatcher.buffer.take(doc.resource_url), ENVELOPE.body);
+  assert.deepEqual(JSON.parse(dispatcher.buffer.take(doc.resource_url)), ENVELOPE.body);
 });
 
 test('structuredContent holding the envelope is rewritten with the same handle', () => {
@@ -80,7 +80,7 @@ test('other results pass through as the same object', () => {
 
 test('beforeToolCall swaps a ddi:// handle for body_data, single use', () => {
   const dispatcher = new S2SPDispatcher();
-  const handle = dispatcher.buffer.put(ENVELOPE.body);
+  const handle = dispatcher.buffer.put(JSON.stringify(ENVELOPE.body));
   const args = { abstract_data: '[{"_row_id":1}]', resource_url: handle };
   const out = dispatcher.beforeToolCall(args);
   assert.notEqual(out, args);
@@ -93,7 +93,7 @@ test('beforeToolCall swaps a ddi:// handle for body_data, single use', () => {
 
 test('beforeToolCall leaves other arguments untouched (same object)', () => {
   const dispatcher = new S2SPDispatcher();
-  dispatcher.buffer.put([]);
+  dispatcher.buffer.put('[]');
   const cases = [
     undefined,
     {},
@@ -139,4 +139,32 @@ test('a sync body with integers beyond 2^53 reaches the consumer call with every
   const handle = /"resource_url":"(ddi:\/\/[^"]+)"/.exec(shown)![1];
   const delivered = dispatcher.beforeToolCall({ abstract_data: '[{"_row_id":0}]', resource_url: handle });
   assert.equal(delivered?.body_data, '[{"_row_id":0,"big":18446744073709551615}]');
+});
+
+test('the 22-character ddi:// handles the Python reference mints (token_urlsafe(16)) are recognised', () => {
+  const reference = `ddi://${Buffer.alloc(16, 7).toString('base64url')}`;
+  assert.equal(reference.length, 6 + 22);
+  assert.ok(isDdiHandle(reference));
+  const dispatcher = new S2SPDispatcher();
+  // Unknown here: a clear DDI error, not a resource_url passed on to a consumer that cannot fetch it.
+  assert.throws(() => dispatcher.beforeToolCall({ abstract_data: '[0]', resource_url: reference }), { code: 'S2SP_ERR_DDI_HANDLE_UNKNOWN' });
+  // Parked under that handle (a buffer shared with a reference-speaking agent), it is delivered.
+  dispatcher.buffer.restore(reference, '[{"_row_id":0,"description":"secret 0"}]');
+  const delivered = dispatcher.beforeToolCall({ abstract_data: '[0]', resource_url: reference });
+  assert.equal(delivered?.body_data, '[{"_row_id":0,"description":"secret 0"}]');
+  assert.equal(delivered?.resource_url, undefined);
+  for (const bad of ['ddi://short', `ddi://${'a'.repeat(23)}`, `ddi://${'a'.repeat(21)}`]) assert.equal(isDdiHandle(bad), false, bad);
+});
+
+test('regression: sync mode keeps whole floats as the server wrote them (2.0, -3.0, 0.0, nested), in the abstract and in body_data', () => {
+  const text =
+    '{"total_rows":1,"columns":["mag","v","n"],"abstract_domains":["mag"],"body_domains":["v","n"],' +
+    '"abstract":[{"_row_id":0,"mag":2.0}],"body":[{"_row_id":0,"v":-3.0,"n":{"a":[1,2.0,null],"z":0.0}}]}';
+  const dispatcher = new S2SPDispatcher();
+  const out = dispatcher.afterToolResult({ content: [{ type: 'text', text }] });
+  const shown = (out.content[0] as { text: string }).text;
+  assert.ok(shown.includes('"abstract":[{"_row_id":0,"mag":2.0}]'), shown);
+  const handle = (JSON.parse(shown) as { resource_url: string }).resource_url;
+  const delivered = dispatcher.beforeToolCall({ abstract_data: '[{"_row_id":0,"mag":2.0}]', resource_url: handle });
+  assert.equal(delivered?.body_data, '[{"_row_id":0,"v":-3.0,"n":{"a":[1,2.0,null],"z":0.0}}]');
 });

@@ -1,3 +1,4 @@
+import { WholeFloat } from '../../src/table/exact-json.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isGiven, parseAbstractData, parseBodyData } from '../../src/consumer/consumer-args.js';
@@ -103,8 +104,8 @@ test('isGiven treats blank strings as absent', () => {
   assert.equal(isGiven('x'), true);
 });
 
-test('body_data and abstract_data keep integers beyond 2^53 exact (sync-mode bodies pass through the agent as text)', () => {
-  assert.deepStrictEqual(parseBodyData('[{"_row_id":0,"id":9007199254740993,"f":2.0}]'), [{ _row_id: 0, id: 9007199254740993n, f: 2 }]);
+test('body_data and abstract_data keep integers beyond 2^53 exact (sync-mode bodies pass through the agent as text), body_data its whole floats', () => {
+  assert.deepStrictEqual(parseBodyData('[{"_row_id":0,"id":9007199254740993,"f":2.0}]'), [{ _row_id: 0, id: 9007199254740993n, f: new WholeFloat(2) }]);
   assert.deepStrictEqual(parseAbstractData('[{"_row_id":1,"id":-9223372036854775808}]'), [{ _row_id: 1, id: -9223372036854775808n }]);
   const error = errorOf(() => parseAbstractData('[{"_row_id":9007199254740993}]'));
   assert.equal(error.code, 'S2SP_ERR_CONSUMER_ARG_INVALID');

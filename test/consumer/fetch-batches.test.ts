@@ -127,3 +127,18 @@ test('errors before the body reject (404, not Arrow); Arrow ids that do not asce
   const unordered = await startStandIn(t, (_req, res) => sendBytes(res, descending));
   assert.equal((await readUntilError(await fetchBodyBatches(unordered.url))).code, 'S2SP_ERR_CONSUMER_RESPONSE_INVALID');
 });
+
+test('regression: streamed batches that lack requested rows or columns end in RESPONSE_INVALID, in both formats', async (t) => {
+  // As the Python reference answers: 200 and only the rows (and columns) it holds.
+  const jsonStandIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [{ _row_id: 0, a: 1 }], total_rows: 1 }));
+  const table = tableFromRows([{ a: 1 }]);
+  const arrowStandIn = await startStandIn(t, (_req, res) => sendBytes(res, ipcOf(table)));
+  const drain = async (body: Promise<StreamedBody>): Promise<void> => {
+    for await (const _batch of await body);
+  };
+  for (const url of [jsonStandIn.url, arrowStandIn.url]) {
+    assert.equal(await codeOf(drain(fetchBodyBatches(url, { rowIds: [0, 3] }))), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID', url);
+    assert.equal(await codeOf(drain(fetchBodyBatches(url, { rowIds: [0], columns: ['a', 'b'] }))), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID', url);
+    await drain(fetchBodyBatches(url, { rowIds: [0], columns: ['a'] }));
+  }
+});

@@ -83,7 +83,12 @@ test('a 400 from the data plane carries its message', async (t) => {
 });
 
 test('sends POST, JSON headers and the request body of SPEC 3.1', async (t) => {
-  const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [], total_rows: 0, columns_returned: ['_row_id'] }));
+  // Answers what was asked for: the consumer checks that it all came back.
+  const standIn = await startStandIn(t, (req, res) => {
+    const { row_ids: ids = [], columns = [] } = JSON.parse(req.body) as { row_ids?: number[]; columns?: string[] };
+    const body = ids.map((id) => Object.fromEntries([['_row_id', id], ...columns.map((c) => [c, null])]));
+    sendJson(res, 200, { body, total_rows: body.length, columns_returned: ['_row_id', ...columns] });
+  });
   await fetchBody(standIn.url, { rowIds: [5, 2], columns: [] });
   await fetchBody(standIn.url, { columns: ['a', 'b'] });
   await fetchBody(standIn.url);
@@ -316,4 +321,19 @@ test('empty or malformed rowIds are ARG_INVALID and send nothing', async (t) => 
   assert.equal(await codeOf(fetchBody(standIn.url, { rowIds: [1.5] })), 'S2SP_ERR_CONSUMER_ARG_INVALID');
   assert.equal(await codeOf(fetchBody(standIn.url, { rowIds: [-1] })), 'S2SP_ERR_CONSUMER_ARG_INVALID');
   assert.equal(standIn.requests.length, 0);
+});
+
+test('regression: an answer that lacks requested rows or columns (the Python reference answers 200 with less) is RESPONSE_INVALID', async (t) => {
+  // The reference drops ids and columns it does not hold, and omits columns_returned.
+  const standIn = await startStandIn(t, (req, res) => {
+    const { row_ids: ids } = JSON.parse(req.body) as { row_ids?: number[] };
+    const held = (ids ?? [0, 1]).filter((id) => id < 2);
+    sendJson(res, 200, { body: held.map((id) => ({ _row_id: id, a: id })), total_rows: held.length });
+  });
+  for (const format of ['auto', 'json'] as const) {
+    assert.equal(await codeOf(fetchBody(standIn.url, { rowIds: [0, 7], format })), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID');
+    assert.equal(await codeOf(fetchBody(standIn.url, { rowIds: [1], columns: ['a', 'nope'], format })), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID');
+    const whole = await fetchBody(standIn.url, { rowIds: [1, 0], columns: ['a'], format });
+    assert.equal(whole.table.numRows, 2);
+  }
 });

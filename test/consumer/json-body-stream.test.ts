@@ -150,3 +150,13 @@ test('invalid UTF-8 inside a string reads as bodyFromJson reads it (replacement 
   const bytes = Buffer.concat([Buffer.from('{"body":[{"_row_id":0,"s":"a'), Buffer.from([0xe6, 0x97, 0xff, 0xc3]), Buffer.from('"}]}')]);
   assertSameAtEveryCut(bytes);
 });
+
+test('regression: whole floats nested in cells or in mixed columns keep their .0, and non-finite ones their strings, through the consumer', () => {
+  // What a Python server writes for [{"a":{"a":[1,2.0,None]},"m":2.0,"v":{"v":inf}}, {"a":None,"m":"s","v":[nan,inf,1]}].
+  const text = '{"body":[{"_row_id":0,"a":{"a":[1,2.0,null]},"m":2.0,"v":{"v":Infinity}},{"_row_id":1,"a":null,"m":"s","v":[NaN,Infinity,1]}]}';
+  for (const decode of [() => bodyFromJson(Buffer.from(text)), () => streamed(Buffer.from(text), [], 1)]) {
+    const written = [...jsonBodyChunks(decode().table)].join('');
+    assert.ok(written.includes('{"_row_id":0,"a":{"a":[1,2.0,null]},"m":2.0,"v":{"v":"Infinity"}}'), written);
+    assert.ok(written.includes('{"_row_id":1,"a":null,"m":"s","v":["NaN","Infinity",1]}'), written);
+  }
+});

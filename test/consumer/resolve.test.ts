@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { mintToken } from '../../src/protocol/token.js';
 import { resolveConsumerRows } from '../../src/consumer/resolve.js';
+import { Table, TimestampMillisecond, Utf8, makeData, makeVector, vectorFromArray } from 'apache-arrow';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { ipcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { codeOf } from '../support/code-of.js';
@@ -182,4 +183,48 @@ test('"*" over Arrow: the fetched table, renamed, is the answer', async (t) => {
   assert.equal(renamed.table.batches.length, 2);
   assert.deepEqual(rowsFromTable(renamed.table), renamed.rows);
   assert.deepEqual(renamed.rows[5], { _row_id: 5, name: sampleRows(2, 3)[5].name, magnitude: 7.5 });
+});
+
+test('regression: a resource server that answers fewer rows than chosen (the Python reference does, with 200) is RESPONSE_INVALID, not a silent merge', async (t) => {
+  const standIn = await startStandIn(t, (req, res) => {
+    const ids = (JSON.parse(req.body) as { row_ids: number[] }).row_ids.filter((id) => id < 3);
+    sendJson(res, 200, { body: ids.map((id) => ({ _row_id: id, x: id })), total_rows: ids.length });
+  });
+  const code = await codeOf(resolveConsumerRows({ abstract_data: '[{"_row_id":1},{"_row_id":9}]', resource_url: standIn.url }));
+  assert.equal(code, 'S2SP_ERR_CONSUMER_RESPONSE_INVALID');
+});
+
+test('regression: the handler table keeps the body Arrow types (a Float64 column of whole values stays Float64), abstract-only and changed columns inferred', async (t) => {
+  const body = new Table({
+    _row_id: makeVector(Int32Array.from([0, 1, 2])),
+    mag: makeVector(Float64Array.from([2, 3.5, 4])),
+    when: makeVector(makeData({ type: new TimestampMillisecond(), length: 3, nullCount: 0, data: BigInt64Array.from([0n, 1000n, 2000n]) })),
+    name: vectorFromArray(['a', 'b', 'c'], new Utf8()),
+  });
+  const standIn = await startStandIn(t, (_req, res) => sendBytes(res, ipcOf(body)));
+  const resolved = await resolveConsumerRows({
+    // mag clashes unchanged; name is changed by the agent; note is the agent's own.
+    abstract_data: '[{"_row_id":2,"mag":4,"name":"C","note":1},{"_row_id":0,"mag":2,"note":2}]',
+    resource_url: standIn.url,
+  });
+  const types = Object.fromEntries(resolved.table.schema.fields.map((f) => [f.name, String(f.type)]));
+  assert.deepEqual(Object.keys(types), ['_row_id', 'mag', 'when', 'name', 'note']);
+  assert.equal(types.mag, 'Float64');
+  assert.equal(types.when, 'Timestamp<MILLISECOND>');
+  assert.equal(types.name, 'Utf8');
+  assert.equal(types.note, 'Int32');
+  assert.deepEqual(rowsFromTable(resolved.table), resolved.rows);
+  assert.deepEqual(resolved.rows[0], { _row_id: 2, mag: 4, when: '1970-01-01T00:00:02.000', name: 'C', note: 1 });
+});
+
+test('regression: sync mode, the handler table types body_data as written: a column of whole floats (2.0) stays Float64', async () => {
+  const resolved = await resolveConsumerRows({
+    abstract_data: '[{"_row_id":1,"id":"b"},{"_row_id":0,"id":"a"}]',
+    body_data: '[{"_row_id":0,"mag":2.0,"n":{"a":[1,2.0]}},{"_row_id":1,"mag":3.0,"n":null}]',
+  });
+  assert.equal(String(resolved.table.schema.fields.find((f) => f.name === 'mag')?.type), 'Float64');
+  assert.deepEqual(resolved.rows, [{ _row_id: 1, mag: 3, n: null, id: 'b' }, { _row_id: 0, mag: 2, n: { a: [1, 2] }, id: 'a' }]);
+  assert.deepEqual(rowsFromTable(resolved.table), resolved.rows);
+  const star = await resolveConsumerRows({ abstract_data: '*', body_data: '[{"_row_id":0,"mag":2.0}]' });
+  assert.equal(String(star.table.schema.fields[1].type), 'Float64');
 });

@@ -7,9 +7,13 @@ test('absent or empty abstract_domains means plain MCP', () => {
   assert.equal(parseAbstractDomains(''), undefined);
 });
 
-test('comma list and JSON array parse to trimmed unique names without _row_id', () => {
+test('comma list parses to trimmed unique names without _row_id', () => {
   assert.deepEqual(parseAbstractDomains(' mag , place,mag,_row_id'), ['mag', 'place']);
-  assert.deepEqual(parseAbstractDomains('["mag", " time "]'), ['mag', 'time']);
+});
+
+test('regression: the JSON-array form names columns exactly, so a column " name" (CSV header "id, name") is nameable', () => {
+  assert.deepEqual(parseAbstractDomains('["mag", " name", " time ", "mag"]'), ['mag', ' name', ' time ']);
+  assert.deepEqual(parseAbstractDomains(' mag , place'), ['mag', 'place'], 'the comma form still trims');
 });
 
 for (const value of [' , ', '[]', '_row_id', '["_row_id"]', '[bad json', '{"a":1}', '[1,2]', '  ']) {

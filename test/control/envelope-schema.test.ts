@@ -78,3 +78,25 @@ test('a tool error carries no structuredContent and passes the client check', as
   assert.equal(result.isError, true);
   assert.equal(result.structuredContent, undefined);
 });
+
+test('columns named __proto__, constructor, toString and "a,b" pass both result forms in every mode', async (t) => {
+  // JSON.parse makes __proto__ an own key, as a tool reading JSON would; zod's record refused a row with an own `constructor`.
+  const row = JSON.parse('{"__proto__":1,"constructor":2,"toString":"x","a,b":4}') as Record<string, unknown>;
+  const server = new S2SPServer({ name: 'test' });
+  server.resourceTool('odd', { description: 'Odd names.' }, () => [row]);
+  await server.listen();
+  const client = await connectInMemory(server, t);
+  const cases: Record<string, unknown>[] = [
+    { abstract_domains: '["__proto__","constructor","toString","a,b"]' },
+    { abstract_domains: '["constructor"]', mode: 'sync' },
+    { abstract_domains: '["a,b"]', mode: 'sync' },
+    { abstract_domains: '["toString"]', abstract_format: 'columns' },
+    {},
+  ];
+  for (const args of cases) {
+    const result = (await client.callTool({ name: 'odd', arguments: args })) as CallToolResult;
+    assert.notEqual(result.isError, true, `${JSON.stringify(args)}: ${text(result)}`);
+    const parsed = JSON.parse(text(result)) as Record<string, unknown>;
+    assert.deepEqual(result.structuredContent, Array.isArray(parsed) ? { rows: parsed } : parsed, JSON.stringify(args));
+  }
+});

@@ -325,3 +325,24 @@ test('streams in: a stream that outgrows the cache stops there, a tool error, no
   assert.ok(state.pulled < 40 && state.closed, `stopped after ${state.pulled} batches and closed the source`);
   assert.deepEqual({ entries: (await server.store.stats()).entries, bytes: (await server.store.stats()).bytes }, { entries: 0, bytes: 0 });
 });
+
+test('regression: a lone surrogate in a string value or a column name is refused at put in both modes, never served as U+FFFD', async (t) => {
+  const server = new S2SPServer({ name: 'surrogates' });
+  server.resourceTool('value', { description: 'v' }, () => [{ id: 1, s: 'a\ud800b' }]);
+  server.resourceTool('name', { description: 'n' }, () => [{ id: 1, 'k\ud800': 'x' }]);
+  server.resourceTool('arrow', { description: 'a' }, () => tableFromArrays({ id: Int32Array.from([1]), ['k\udc00']: Int32Array.from([2]) }));
+  server.resourceTool('nested', { description: 'j' }, () => [{ id: 1, j: { s: 'a\ud800b', 'k\ud800': 1 } }]);
+  await server.listen();
+  const client = await connectInMemory(server, t);
+  for (const name of ['value', 'name', 'arrow']) {
+    for (const mode of ['async', 'sync']) {
+      const result = await call(client, name, { abstract_domains: 'id', mode });
+      assert.equal(result.isError, true, `${name} ${mode}: ${text(result)}`);
+      assert.equal(result._meta?.[ERROR_CODE_META_KEY], 'S2SP_ERR_TABLE_INVALID', `${name} ${mode}`);
+    }
+  }
+  // Inside a JSON-text cell the surrogate is escaped (\ud800) and kept exact on both planes.
+  const result = await call(client, 'nested', { abstract_domains: 'j', mode: 'sync' });
+  const envelope = JSON.parse(text(result)) as { abstract: Array<{ j: unknown }> };
+  assert.deepStrictEqual(envelope.abstract[0].j, { s: 'a\ud800b', 'k\ud800': 1 });
+});

@@ -1,12 +1,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseJsonExact, stringifyJsonExact } from '../../src/table/exact-json.js';
+import { WholeFloat, parseJsonExact, stringifyJsonExact } from '../../src/table/exact-json.js';
 
-/** Both paths of the parser: JSON.parse first (no option), and the literal reader (onWholeFloat asks for it). */
+/** The value with every WholeFloat back as its number. */
+function unboxed(value: unknown): unknown {
+  if (value instanceof WholeFloat) return value.value;
+  if (Array.isArray(value)) return value.map(unboxed);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, { value: unboxed(v), enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
+/** Both paths of the parser: JSON.parse first (no option), and the literal reader (wholeFloats asks for it). */
 const readers: Array<[string, (text: string) => unknown]> = [
   ['JSON.parse first', (text) => parseJsonExact(text)],
-  ['literal reader', (text) => parseJsonExact(text, { onWholeFloat: () => {} })],
+  ['literal reader', (text) => unboxed(parseJsonExact(text, { wholeFloats: true }))],
 ];
 
 test('integers beyond 2^53 come back exact, as bigints; safe ones as numbers', () => {
@@ -33,11 +43,23 @@ test('bare NaN, Infinity and -Infinity (what Python json.dumps writes) are read 
   }
 });
 
-test('onWholeFloat names each key whose value was a whole-valued float literal, with its depth', () => {
-  const seen: string[] = [];
-  const value = parseJsonExact('[{"a": 2.0, "b": 2, "c": 2.5, "d": 1e3, "e": {"f": -0.0}}, {"a": 3}]', { onWholeFloat: (key, depth) => seen.push(`${key}@${depth}`) });
-  assert.deepStrictEqual(seen, ['a@1', 'd@1', 'f@2']);
-  assert.deepStrictEqual(value, [{ a: 2, b: 2, c: 2.5, d: 1000, e: { f: -0 } }, { a: 3 }]);
+test('wholeFloats gives each whole-valued float literal as a WholeFloat, at any depth', () => {
+  const value = parseJsonExact('[{"a": 2.0, "b": 2, "c": 2.5, "d": 1e3, "e": {"f": -0.0, "g": [1, 2.0, null]}}, {"a": 3}]', { wholeFloats: true });
+  const w = (v: number) => new WholeFloat(v);
+  assert.deepStrictEqual(value, [{ a: w(2), b: 2, c: 2.5, d: w(1000), e: { f: w(-0), g: [1, w(2), null] } }, { a: 3 }]);
+});
+
+test('regression: a whole float nested in a cell keeps its .0 through the exact reader and writer', () => {
+  for (const text of ['{"a":[1,2.0,null]}', '[{"x":-3.0},{"x":0.0,"y":{"z":[1e2]}}]', '{"k":100000000000000000000.0}']) {
+    const expected = text.replace('1e2', '100.0');
+    assert.equal(stringifyJsonExact(parseJsonExact(text, { wholeFloats: true })), expected);
+  }
+});
+
+test('regression: NaN and the infinities in nested or mixed values are the documented strings, not null', () => {
+  assert.equal(stringifyJsonExact({ v: Infinity }), '{"v":"Infinity"}');
+  assert.equal(stringifyJsonExact([NaN, Infinity, -Infinity, 1]), '["NaN","Infinity","-Infinity",1]');
+  assert.equal(stringifyJsonExact(parseJsonExact('[NaN,Infinity,-Infinity,1e400]', { wholeFloats: true })), '["NaN","Infinity","-Infinity","Infinity"]');
 });
 
 test('strings, escapes, keys and __proto__ read as JSON.parse reads them', () => {
@@ -66,7 +88,7 @@ test('text that is not JSON is a SyntaxError, as with JSON.parse', () => {
 
 test('deep nesting is a SyntaxError, not a stack overflow', () => {
   const text = `${'['.repeat(200_000)}9007199254740993${']'.repeat(200_000)}`;
-  assert.throws(() => parseJsonExact(text, { onWholeFloat: () => {} }), SyntaxError);
+  assert.throws(() => parseJsonExact(text, { wholeFloats: true }), SyntaxError);
 });
 
 test('property: any JSON text reads as JSON.parse reads it, except integer literals beyond 2^53, which keep their digits', () => {
@@ -95,7 +117,7 @@ test('property: 64-bit integers written as digits read back exact, alone and in 
 
 test('stringifyJsonExact writes bigints as digits, -0 and whole numbers beyond 2^53 as floats, the rest as JSON.stringify', () => {
   assert.equal(stringifyJsonExact({ a: 9007199254740993n, b: [-(2n ** 70n)], c: 'x', d: 1.5 }), '{"a":9007199254740993,"b":[-1180591620717411303424],"c":"x","d":1.5}');
-  assert.equal(stringifyJsonExact([-0, 1e20, 1e21, 2 ** 53, 2 ** 53 - 1, NaN]), '[-0.0,100000000000000000000.0,1e+21,9007199254740992.0,9007199254740991,null]');
+  assert.equal(stringifyJsonExact([-0, 1e20, 1e21, 2 ** 53, 2 ** 53 - 1, NaN]), '[-0.0,100000000000000000000.0,1e+21,9007199254740992.0,9007199254740991,"NaN"]');
   assert.equal(stringifyJsonExact({ when: new Date(0), s: 'plain' }), JSON.stringify({ when: new Date(0), s: 'plain' }));
   // A string that looks like the internal marker stays a string.
   assert.equal(stringifyJsonExact(['\u0000s2sp-number-x:12', 1n]), '["\\u0000s2sp-number-x:12",1]');

@@ -6,7 +6,7 @@ import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { jsonBodyChunks } from '../../src/table/json-encoding.js';
 import { isJsonField } from '../../src/table/json-column.js';
-import { parseJsonExact } from '../../src/table/exact-json.js';
+import { WholeFloat, parseJsonExact } from '../../src/table/exact-json.js';
 
 type Row = Record<string, unknown>;
 
@@ -294,9 +294,9 @@ test('a uint64 column with a negative value, or a bigint beside a float, is JSON
   ]);
 });
 
-test('floatColumns: whole numbers the source wrote as floats (2.0) stay Float64; -0 alone makes a float', () => {
-  const rows: Row[] = [{ a: 2, b: 2, c: -0 }, { a: 3, b: 3, c: 1 }];
-  const t = tableFromRows(rows, { floatColumns: new Set(['a']) });
+test('WholeFloat cells: whole numbers the source wrote as floats (2.0) stay Float64; -0 alone makes a float', () => {
+  const rows: Row[] = [{ a: new WholeFloat(2), b: 2, c: -0 }, { a: 3, b: 3, c: 1 }];
+  const t = tableFromRows(rows);
   assert.deepEqual(kinds(t), { _row_id: 'int32', a: 'float64', b: 'int32', c: 'float64' });
   const text = [...jsonBodyChunks(t)].join('');
   assert.ok(text.includes('{"_row_id":0,"a":2.0,"b":2,"c":-0.0}'), text);

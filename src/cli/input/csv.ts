@@ -86,16 +86,25 @@ export function parseCsvRecords(text: string, lines?: number[]): string[][] {
   return records;
 }
 
+/** Rows read from CSV text, and the header's column names in order (there may be no rows). */
+export interface CsvRows {
+  rows: Row[];
+  columns: string[];
+}
+
 /**
  * Parses CSV text with a header row into rows keyed by header name, values
  * typed per column (see the file comment). A record with fewer fields than
  * the header gets nulls for the rest. Empty header names become `column_<n>`
  * (1-based) and repeated names get `_2`, `_3`, ... so no column is lost.
+ * Header names are kept as written, spaces included (`id, name` has a
+ * column `" name"`), as Python's csv module keeps them; abstract_domains
+ * names such a column in its JSON-array form, which is not trimmed.
  *
  * @throws S2SPError `S2SP_ERR_INPUT_UNREADABLE` when there is no header row,
  *   a record has more fields than the header, or the text is malformed
  */
-export function rowsFromCsv(text: string): Row[] {
+export function rowsFromCsv(text: string): CsvRows {
   const lines: number[] = [];
   const records = parseCsvRecords(text, lines);
   if (records.length === 0) throw unreadable({ problem: 'csvEmpty' });
@@ -119,7 +128,7 @@ export function rowsFromCsv(text: string): Row[] {
       else rows[r - 1][name] = value;
     }
   }
-  return rows;
+  return { rows, columns: names };
 }
 
 // Integers and decimals as people write them: no leading zeros (`007` and

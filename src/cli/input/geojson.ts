@@ -9,6 +9,7 @@
  * the surface); other GeoJSON calls that position "elevation", and we keep
  * the value as written either way.
  */
+import { WholeFloat } from '../../table/exact-json.js';
 import { S2SPError } from '../../errors.js';
 import type { Row } from '../../table/rows-from-table.js';
 
@@ -75,7 +76,7 @@ function rowFromFeature(feature: unknown, index: number): Row {
       Object.defineProperty(row, name, { value: value ?? null, enumerable: true, writable: true, configurable: true });
     }
   }
-  row.id = typeof id === 'string' || typeof id === 'number' ? id : null;
+  row.id = typeof id === 'string' || typeof id === 'number' || id instanceof WholeFloat ? id : null;
   const coordinates = pointCoordinates(geometry);
   row.longitude = coordinate(coordinates, 0);
   row.latitude = coordinate(coordinates, 1);
@@ -89,7 +90,9 @@ function pointCoordinates(geometry: unknown): unknown[] | undefined {
   return type === 'Point' && Array.isArray(coordinates) ? coordinates : undefined;
 }
 
-function coordinate(coordinates: unknown[] | undefined, i: number): number | null {
+/** A finite coordinate; a WholeFloat (`5.0`) stays one, so the column stays Float64. */
+function coordinate(coordinates: unknown[] | undefined, i: number): number | WholeFloat | null {
   const value = coordinates?.[i];
+  if (value instanceof WholeFloat) return value;
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }

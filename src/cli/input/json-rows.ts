@@ -5,28 +5,27 @@
  * since "not a table" alone does not help someone fix their file.
  *
  * Numbers are read exactly (exact-json.ts), as Python's `json` reads them: an
- * integer beyond 2^53 stays exact (an Int64 column), and a column written
- * with whole-valued floats (`2.0`) is reported in `floatColumns` so it stays
- * Float64. `NaN` and `Infinity`, which Python writes bare, are read too.
+ * integer beyond 2^53 stays exact (an Int64 column), and a whole-valued float
+ * (`2.0`) stays a float, in a column (Float64) or inside a nested cell
+ * (WholeFloat). `NaN` and `Infinity`, which Python writes bare, are read too.
  */
 import { S2SPError, type ErrorParams } from '../../errors.js';
 import type { Row } from '../../table/rows-from-table.js';
 import { parseJsonExact } from '../../table/exact-json.js';
-import { FEATURE_COLUMNS, SHADOWED_PROPERTY_PREFIX, isFeatureCollection, rowsFromFeatureCollection } from './geojson.js';
+import { isFeatureCollection, rowsFromFeatureCollection } from './geojson.js';
 import { TableFileFormat } from './table-file-format.js';
 
 /** Rows read from JSON text, and which of the two JSON shapes they came from. */
 export interface JsonRows {
   rows: Row[];
   format: typeof TableFileFormat.Json | typeof TableFileFormat.GeoJson;
-  /** Columns the file wrote as floats with whole values (`2.0`): Float64, not integers. */
-  floatColumns: Set<string>;
+  /**
+   * The columns in the file's first-seen order (SPEC 2.1), given when the
+   * rows' own key order differs from it: a JS object lists keys that look
+   * like array indexes (`"10"`) first.
+   */
+  columns?: string[];
 }
-
-// Where a row's keys sit: [ {row} ] at depth 1; a FeatureCollection's
-// properties at depth 3 (collection, features array, feature, properties).
-const ROW_DEPTH = 1;
-const PROPERTIES_DEPTH = 3;
 
 /**
  * Parses JSON text into rows.
@@ -38,17 +37,10 @@ const PROPERTIES_DEPTH = 3;
  *   that is neither an array of objects nor a FeatureCollection
  */
 export function rowsFromJsonText(text: string, expected: JsonRows['format'] = TableFileFormat.Json): JsonRows {
-  const rowFloats = new Set<string>();
-  const propertyFloats = new Set<string>();
-  const value = parseJson(text, (key, depth) => {
-    if (depth === ROW_DEPTH) rowFloats.add(key);
-    else if (depth === PROPERTIES_DEPTH) propertyFloats.add(key);
-  });
+  const keyOrders = new Map<object, string[]>();
+  const value = parseJson(text, keyOrders);
   if (isFeatureCollection(value)) {
-    const floatColumns = new Set(
-      [...propertyFloats].map((key) => ((FEATURE_COLUMNS as readonly string[]).includes(key) ? SHADOWED_PROPERTY_PREFIX + key : key)),
-    );
-    return { rows: rowsFromFeatureCollection(value), format: TableFileFormat.GeoJson, floatColumns };
+    return { rows: rowsFromFeatureCollection(value), format: TableFileFormat.GeoJson };
   }
   if (expected === TableFileFormat.GeoJson) {
     throw unreadable({ problem: 'notFeatureCollection', found: value });
@@ -62,13 +54,21 @@ export function rowsFromJsonText(text: string, expected: JsonRows['format'] = Ta
       throw unreadable({ problem: 'elementNotObject', index: i, found: row });
     }
   }
-  return { rows: value as Row[], format: TableFileFormat.Json, floatColumns: rowFloats };
+  const rows = value as Row[];
+  return keyOrders.size === 0 ? { rows, format: TableFileFormat.Json } : { rows, format: TableFileFormat.Json, columns: documentColumns(rows, keyOrders) };
 }
 
-function parseJson(text: string, onWholeFloat: (key: string, depth: number) => void): unknown {
+/** Every row key, first-seen, each row's keys in the order the text wrote them. */
+function documentColumns(rows: readonly Row[], keyOrders: ReadonlyMap<object, string[]>): string[] {
+  const seen = new Set<string>();
+  for (const row of rows) for (const key of keyOrders.get(row) ?? Object.keys(row)) seen.add(key);
+  return [...seen];
+}
+
+function parseJson(text: string, keyOrders: Map<object, string[]>): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   try {
-    return parseJsonExact(body, { onWholeFloat });
+    return parseJsonExact(body, { wholeFloats: true, keyOrders });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     // JSON Lines fails on its second line; say so instead of "unexpected token".

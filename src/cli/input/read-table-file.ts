@@ -93,18 +93,18 @@ export async function readTableFile(path: string, options: ReadTableFileOptions 
     }
     const text = decodeUtf8(bytes);
     let rows: Row[];
-    let floatColumns: Set<string> | undefined;
+    let columns: string[] | undefined;
     let actual: TableFileFormat = format;
     if (format === TableFileFormat.Csv) {
-      rows = rowsFromCsv(text);
+      ({ rows, columns } = rowsFromCsv(text));
     } else {
       const parsed = rowsFromJsonText(text, format);
       rows = parsed.rows;
-      floatColumns = parsed.floatColumns;
+      columns = parsed.columns;
       actual = parsed.format;
     }
     progress(`${quote(path)}: parsed ${rows.length} rows as ${actual}`);
-    const table = tableFromRows(rows, { floatColumns });
+    const table = tableFromRows(rows, { columns });
     progress(`${quote(path)}: ${table.numRows} rows x ${table.numCols - 1} columns`);
     return { table, format: actual, source: path };
   } catch (err) {

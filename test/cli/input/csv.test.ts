@@ -106,7 +106,7 @@ describe('numberFromCsvText and booleanFromCsvText', () => {
 
 describe('rowsFromCsv', () => {
   test('types each column: numbers, booleans, text, empty -> null', () => {
-    const rows = rowsFromCsv('n,b,s\n1,true,x\n,false,\n2.5,,y\n');
+    const rows = rowsFromCsv('n,b,s\n1,true,x\n,false,\n2.5,,y\n').rows;
     assert.deepEqual(rows, [
       { n: 1, b: true, s: 'x' },
       { n: null, b: false, s: null },
@@ -115,55 +115,55 @@ describe('rowsFromCsv', () => {
   });
 
   test('a column with one non-number keeps every cell as text', () => {
-    const rows = rowsFromCsv('code\n123\n00M\n7\n');
+    const rows = rowsFromCsv('code\n123\n00M\n7\n').rows;
     assert.deepEqual(rows.map((r) => r.code), ['123', '00M', '7']);
   });
 
   test('a column mixing booleans and numbers stays text', () => {
-    const rows = rowsFromCsv('v\ntrue\n1\n');
+    const rows = rowsFromCsv('v\ntrue\n1\n').rows;
     assert.deepEqual(rows.map((r) => r.v), ['true', '1']);
   });
 
   test('a short record gets nulls for the missing fields', () => {
-    assert.deepEqual(rowsFromCsv('a,b,c\n1\n'), [{ a: 1, b: null, c: null }]);
+    assert.deepEqual(rowsFromCsv('a,b,c\n1\n').rows, [{ a: 1, b: null, c: null }]);
   });
 
   test('a record with more fields than the header is an error', () => {
-    assertUnreadable(() => rowsFromCsv('a,b\n1,2\n1,2,3\n'));
+    assertUnreadable(() => rowsFromCsv('a,b\n1,2\n1,2,3\n').rows);
   });
 
   test('the error for a long record names its line', () => {
-    assert.throws(() => rowsFromCsv('a\n"x\ny"\n1,2\n'), /line 4/);
+    assert.throws(() => rowsFromCsv('a\n"x\ny"\n1,2\n').rows, /line 4/);
   });
 
   test('empty and repeated header names are made unique', () => {
-    const rows = rowsFromCsv('x,,x,x\n1,2,3,4\n');
+    const rows = rowsFromCsv('x,,x,x\n1,2,3,4\n').rows;
     assert.deepEqual(Object.keys(rows[0]), ['x', 'column_2', 'x_2', 'x_3']);
     assert.deepEqual(Object.values(rows[0]), [1, 2, 3, 4]);
   });
 
   test('a header named __proto__ becomes an ordinary column', () => {
-    const rows = rowsFromCsv('__proto__,a\nhello,1\n');
+    const rows = rowsFromCsv('__proto__,a\nhello,1\n').rows;
     assert.equal(Object.getPrototypeOf(rows[0]), Object.prototype);
     assert.deepEqual(Object.keys(rows[0]), ['__proto__', 'a']);
     assert.equal(Object.getOwnPropertyDescriptor(rows[0], '__proto__')?.value, 'hello');
   });
 
   test('a header with no records gives no rows', () => {
-    assert.deepEqual(rowsFromCsv('a,b\n'), []);
+    assert.deepEqual(rowsFromCsv('a,b\n'), { rows: [], columns: ['a', 'b'] });
   });
 
   test('empty text, blank lines or a lone BOM have no header: error', () => {
     assertUnreadable(() => rowsFromCsv(''));
-    assertUnreadable(() => rowsFromCsv('\n\r\n'));
-    assertUnreadable(() => rowsFromCsv('\uFEFF'));
+    assertUnreadable(() => rowsFromCsv('\n\r\n').rows);
+    assertUnreadable(() => rowsFromCsv('\uFEFF').rows);
   });
 });
 
 describe('rowsFromCsv on vega-datasets', () => {
   test('seattle-weather.csv: 1461 days, decimals like 0.0 read as numbers', async () => {
     const text = await readFile(vegaData('seattle-weather.csv'), 'utf8');
-    const rows = rowsFromCsv(text);
+    const rows = rowsFromCsv(text).rows;
     assert.equal(rows.length, 1461);
     assert.deepEqual(rows[0], { date: '2012-01-01', precipitation: 0, temp_max: 12.8, temp_min: 5, wind: 4.7, weather: 'drizzle' });
     assert.deepEqual(rows[1460], { date: '2015-12-31', precipitation: 0, temp_max: 5.6, temp_min: -2.1, wind: 3.5, weather: 'sun' });
@@ -172,12 +172,12 @@ describe('rowsFromCsv on vega-datasets', () => {
 
   test('seattle-weather.csv with CRLF line ends reads the same', async () => {
     const text = await readFile(vegaData('seattle-weather.csv'), 'utf8');
-    assert.deepEqual(rowsFromCsv(text.replace(/\n/g, '\r\n')), rowsFromCsv(text));
+    assert.deepEqual(rowsFromCsv(text.replace(/\n/g, '\r\n')).rows, rowsFromCsv(text).rows);
   });
 
   test('airports.csv: 3376 airports, quoted names with commas, ids like 00M stay text', async () => {
     const text = await readFile(vegaData('airports.csv'), 'utf8');
-    const rows = rowsFromCsv(text);
+    const rows = rowsFromCsv(text).rows;
     assert.equal(rows.length, 3376);
     assert.deepEqual(rows[0], {
       iata: '00M',

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { DataType, type Int } from 'apache-arrow';
 import { readTableFile } from '../../../src/cli/input/read-table-file.js';
 import { rowsFromJsonText } from '../../../src/cli/input/json-rows.js';
+import { WholeFloat } from '../../../src/table/exact-json.js';
 import { jsonRowChunks } from '../../../src/table/json-encoding.js';
 import { rowsFromTable } from '../../../src/table/rows-from-table.js';
 import { createTempDir, vegaData, type TempDir } from './fixtures.js';
@@ -33,15 +34,17 @@ function typeOf(type: DataType): string {
   return String(type);
 }
 
-test('rowsFromJsonText: bigints for integers beyond 2^53, and the keys written as whole floats', () => {
-  const { rows, floatColumns } = rowsFromJsonText(FILE);
+test('rowsFromJsonText: bigints for integers beyond 2^53, and whole floats as WholeFloat', () => {
+  const { rows } = rowsFromJsonText(FILE);
   assert.deepStrictEqual(rows[0].id, 9007199254740993n);
   assert.deepStrictEqual(rows[1].id, -9223372036854775808n);
   assert.deepStrictEqual(rows[0].u, 18446744073709551615n);
   assert.deepStrictEqual(rows[0].nested, { big: 12345678901234567890n });
   assert.ok(Number.isNaN(rows[2].ratio));
-  // Only top-level keys count: the nested 2.5 is not a whole float, and nested keys are not columns.
-  assert.deepStrictEqual([...floatColumns].sort(), ['price', 'ratio']);
+  assert.deepStrictEqual(rows[0].price, new WholeFloat(2));
+  assert.deepStrictEqual(rows[0].ratio, new WholeFloat(1000));
+  assert.deepStrictEqual(rows[2].price, 4);
+  assert.deepStrictEqual(rows[2].nested, [1, 2.5]);
 });
 
 test('readTableFile: Int64/UInt64 keep every digit, whole-float columns stay Float64, and the JSON body says so', async () => {
@@ -90,4 +93,12 @@ test('the earthquakes file reads as before: same columns, types and values as JS
       assert.deepStrictEqual(rows[i][column], value ?? null, `row ${i} ${key}`);
     }
   }
+});
+
+test('regression: whole floats nested in cells and in mixed columns keep their .0; non-finite ones are the strings, not null', async () => {
+  const text = '[{"a":{"a":[1,2.0,null]},"m":2.0,"x":1e400,"v":{"v":1e400}},{"a":null,"m":"s","x":"s","v":[NaN,Infinity,1]}]';
+  const loaded = await readTableFile(await tmp.write('nested.json', text));
+  const json = [...jsonRowChunks(loaded.table)].join('');
+  assert.ok(json.includes('{"_row_id":0,"a":{"a":[1,2.0,null]},"m":2.0,"x":"Infinity","v":{"v":"Infinity"}}'), json);
+  assert.ok(json.includes('{"_row_id":1,"a":null,"m":"s","x":"s","v":["NaN","Infinity",1]}'), json);
 });

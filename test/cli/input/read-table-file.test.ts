@@ -12,6 +12,7 @@ import {
 import { detectTableFileFormat, formatFromBytes, formatFromExtension } from '../../../src/cli/input/table-file-format.js';
 import { rowsFromTable } from '../../../src/table/rows-from-table.js';
 import { createTempDir, vegaData, type TempDir } from './fixtures.js';
+import { parseAbstractDomains } from '../../../src/control/abstract-domains.js';
 
 let tmp: TempDir;
 before(async () => {
@@ -251,5 +252,27 @@ describe('readTableFile: errors are S2SP_ERR_INPUT_UNREADABLE and name the file'
   test('an unknown format name', async () => {
     const path = await tmp.write('whatever.csv', ROWS_CSV);
     await assertUnreadable(path, { format: 'xlsx' as TableFileFormat });
+  });
+});
+
+describe('regression: input files keep their columns as written', () => {
+  test('a header-only CSV gives its columns and no rows', async () => {
+    const loaded = await readTableFile(await tmp.write('header-only.csv', 'a,b\n'));
+    assert.deepEqual(loaded.table.schema.fields.map((f) => f.name), ['_row_id', 'a', 'b']);
+    assert.equal(loaded.table.numRows, 0);
+  });
+
+  test('a CSV header "id, name" keeps the column " name", which the JSON form of abstract_domains names', async () => {
+    const loaded = await readTableFile(await tmp.write('spaced.csv', 'id, name\n1,x\n'));
+    const names = loaded.table.schema.fields.map((f) => f.name);
+    assert.deepEqual(names, ['_row_id', 'id', ' name']);
+    const domains = parseAbstractDomains('[" name"]') ?? [];
+    assert.deepEqual(domains.filter((d) => !names.includes(d)), []);
+  });
+
+  test('JSON keys that look like numbers keep the document order (first seen)', async () => {
+    const loaded = await readTableFile(await tmp.write('numeric-keys.json', '[{"b":1,"10":2,"2":3},{"b":4,"z":5,"1":6}]'));
+    assert.deepEqual(loaded.table.schema.fields.map((f) => f.name), ['_row_id', 'b', '10', '2', 'z', '1']);
+    assert.deepEqual(rowsFromTable(loaded.table)[0], { _row_id: 0, b: 1, 10: 2, 2: 3, z: null, 1: null });
   });
 });
