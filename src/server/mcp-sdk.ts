@@ -48,6 +48,8 @@ export interface McpSdk {
 
 type V2Server = typeof import('@modelcontextprotocol/server');
 type V1Mcp = typeof import('@modelcontextprotocol/sdk/server/mcp.js');
+type V2Transport = import('@modelcontextprotocol/server').Transport;
+type V1Transport = import('@modelcontextprotocol/sdk/shared/transport.js').Transport;
 
 /** The module of `specifier`, or undefined when the host did not install it. */
 async function optionalImport<T>(specifier: string): Promise<T | undefined> {
@@ -102,7 +104,7 @@ function v2Sdk(sdk: V2Server): McpSdk {
     async serveTransport(factory, transport) {
       const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
       return serveStdio(() => factory() as unknown as InstanceType<V2Server['McpServer']>, {
-        ...(transport === undefined ? {} : { transport: transport as never }),
+        ...(transport === undefined ? {} : { transport: transport as V2Transport }),
       });
     },
   };
@@ -141,7 +143,7 @@ function v1Sdk(sdk: V1Mcp): McpSdk {
     async serveTransport(factory, transport) {
       const server = factory() as unknown as InstanceType<V1Mcp['McpServer']>;
       const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-      await server.connect((transport as never) ?? new StdioServerTransport());
+      await server.connect((transport as V1Transport | undefined) ?? new StdioServerTransport());
       return { close: () => server.close() };
     },
   };
