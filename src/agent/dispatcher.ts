@@ -2,9 +2,11 @@
  * The agent-side dispatcher of sync mode (SPEC 2.3), run by the agent's SDK
  * around each tool call:
  *
- * - after a tool result holding an envelope with both `abstract` and `body`,
- *   the body goes into the DdiBuffer and `resource_url` becomes its `ddi://`
- *   handle, so the LLM sees the abstract and the handle only;
+ * - after a sync-mode tool result, the body goes into the DdiBuffer and
+ *   `resource_url` becomes its `ddi://` handle, so the LLM sees the abstract
+ *   and the handle only. The body comes inside a text block's envelope (the
+ *   2025 shape, the reference's), or, on a 2026-07-28 call, as JSON text in
+ *   the result's `_meta` (SYNC_BODY_META_KEY) beside envelopes without it;
  * - before a tool call whose `resource_url` is a `ddi://` handle, the handle
  *   is swapped for `body_data` (the buffered rows as JSON), single use.
  *
@@ -18,9 +20,11 @@
 import type { ToolResult as CallToolResult } from '../control/tool-host.js';
 import { DdiBuffer } from './ddi-buffer.js';
 import { isDdiHandle } from '../protocol/ddi-handle.js';
+import { SYNC_BODY_META_KEY } from '../protocol/sync-body-meta.js';
 import { parseJsonExact, stringifyJsonExact } from '../table/exact-json.js';
 
-type Envelope = Record<string, unknown> & { abstract: unknown[]; body: unknown[] };
+/** A sync-mode envelope: with its body (2025 shape) or without it (the body in the result's _meta, 2026). */
+type Envelope = Record<string, unknown> & { abstract: unknown[]; body?: unknown[] };
 type ContentBlock = CallToolResult['content'][number];
 
 /** Moves sync-mode bodies out of tool results and back into consumer calls. */
@@ -44,27 +48,41 @@ export class S2SPDispatcher {
    */
   afterToolResult(result: CallToolResult): CallToolResult {
     if (result.isError === true || !Array.isArray(result.content)) return result;
-    let handle: string | undefined;
-    let changed = false;
+    // A 2026-07-28 result carries the body's JSON text in _meta, the envelopes without it.
+    const metaBody = result._meta?.[SYNC_BODY_META_KEY];
+    let handle = typeof metaBody === 'string' ? this.buffer.put(metaBody) : undefined;
+    let changed = handle !== undefined;
     const content = result.content.map((block): ContentBlock => {
       if (block.type !== 'text') return block;
       const envelope = envelopeFromText(block.text);
       if (envelope === undefined) return block;
+      // One buffer entry per envelope; an envelope without a body shares the handle of the result's body.
+      let blockHandle: string;
+      if (Array.isArray(envelope.body)) {
+        blockHandle = this.buffer.put(stringifyJsonExact(envelope.body));
+        handle ??= blockHandle;
+      } else if (handle !== undefined) {
+        blockHandle = handle;
+      } else {
+        return block;
+      }
       changed = true;
-      // One buffer entry per envelope; structuredContent below shares the first one.
-      const blockHandle = this.buffer.put(stringifyJsonExact(envelope.body));
-      handle ??= blockHandle;
-      return { ...block, text: stringifyJsonExact(withHandle(envelope, blockHandle)) };
+      // The server kept the body's block from the model (audience: user); the abstract is for the model.
+      const { annotations: _forTheUser, ...rest } = block;
+      return { ...rest, text: stringifyJsonExact(withHandle(envelope, blockHandle)) };
     });
     let structuredContent = result.structuredContent;
-    if (isEnvelope(structuredContent)) {
-      changed = true;
-      handle ??= this.buffer.put(stringifyJsonExact(structuredContent.body));
-      structuredContent = withHandle(structuredContent, handle);
+    if (isSyncEnvelope(structuredContent)) {
+      if (Array.isArray(structuredContent.body)) handle ??= this.buffer.put(stringifyJsonExact(structuredContent.body));
+      if (handle !== undefined) {
+        changed = true;
+        structuredContent = withHandle(structuredContent, handle);
+      }
     }
     if (!changed) return result;
     const out: CallToolResult = { ...result, content };
     if (structuredContent !== undefined) out.structuredContent = structuredContent;
+    if (typeof metaBody === 'string') out._meta = withoutKey(result._meta as Record<string, unknown>, SYNC_BODY_META_KEY);
     return out;
   }
 
@@ -110,13 +128,20 @@ function envelopeFromText(text: string): Envelope | undefined {
   } catch {
     return undefined;
   }
-  return isEnvelope(parsed) ? parsed : undefined;
+  return isSyncEnvelope(parsed) ? parsed : undefined;
 }
 
-function isEnvelope(value: unknown): value is Envelope {
+/** An envelope of sync mode: an abstract, and a body or no resource_url yet (async envelopes have theirs). */
+function isSyncEnvelope(value: unknown): value is Envelope {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const { abstract, body } = value as Record<string, unknown>;
-  return Array.isArray(abstract) && Array.isArray(body);
+  const { abstract, body, resource_url: resourceUrl } = value as Record<string, unknown>;
+  return Array.isArray(abstract) && (Array.isArray(body) || resourceUrl === undefined);
+}
+
+/** `record` without `key`; undefined when nothing else is left. */
+function withoutKey(record: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
+  const { [key]: _dropped, ...rest } = record;
+  return Object.keys(rest).length > 0 ? rest : undefined;
 }
 
 /** The envelope without `body`, `resource_url` set to the handle; compact on re-serialisation. */

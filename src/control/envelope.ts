@@ -110,13 +110,18 @@ export function envelopeText(envelope: AnyEnvelope, table: Table): string {
       const head = projectColumns(table.slice(0, rowCount), envelope.abstract_domains);
       text = columnsFormat ? columnsText(head) : rowsText(head);
     } else if (key === 'body') {
-      text = rowsText(projectColumns(table, envelope.body_domains.length > 0 ? envelope.body_domains : [ROW_ID]));
+      text = bodyText(envelope, table);
     } else {
       text = stringifyJsonExact(value);
     }
     parts.push(`${JSON.stringify(key)}:${text}`);
   }
   return `{${parts.join(',')}}`;
+}
+
+/** The sync-mode body of `envelope` as JSON text: every row, `_row_id` and the body domains. */
+export function bodyText(envelope: AnyEnvelope, table: Table): string {
+  return rowsText(projectColumns(table, envelope.body_domains.length > 0 ? envelope.body_domains : [ROW_ID]));
 }
 
 /** `[...]` holding every row of `table`, as the data plane's JSON encoder writes them. */

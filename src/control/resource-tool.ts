@@ -11,16 +11,17 @@ import type { BodyStore, PutResult } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
 import { integerOption } from '../option-checks.js';
 import { ABSTRACT_FORMATS, type AbstractFormat } from '../protocol/abstract-format.js';
+import { SYNC_BODY_META_KEY } from '../protocol/sync-body-meta.js';
 import { bodyTableOf } from '../table/body-table.js';
 import { stringifyJsonExact } from '../table/exact-json.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
-import { DEFAULT_ABSTRACT_ROW_LIMIT, buildEnvelope, dataColumns, envelopeText, rowsText, type AnyEnvelope } from './envelope.js';
+import { DEFAULT_ABSTRACT_ROW_LIMIT, bodyText, buildEnvelope, dataColumns, envelopeText, rowsText, type AnyEnvelope } from './envelope.js';
 import { RESOURCE_TOOL_OUTPUT_SCHEMA } from './envelope-schema.js';
 import { toolFailureResult, type ToolErrorLog } from './tool-results.js';
 import { ZOD_FLAVOURS, flavourOf, rawShapeOf, type ShapeOutput, type ZodFlavour, type ZodObjectOf, type ZodRawShapeCompat } from './zod-flavour.js';
 import { progressReporterFor } from './progress.js';
-import { registerToolOn, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
+import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
 
 /**
  * What a resource tool handler returns: rows (plain objects), an Arrow Table,
@@ -123,13 +124,13 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat, Host exten
       const domains = parseAbstractDomains(domainsText);
       const result = await handler(toolArgs as ShapeOutput<Shape>, extra);
       if (isRecordBatchSource(result) && !isArrowTable(result)) {
-        return await streamedResult(result, domains && { domains, limit, format }, mode, context);
+        return await streamedResult(result, domains && { domains, limit, format }, mode, context, extra);
       }
       if (domains === undefined) return plainResult(result);
       const table = bodyTableFrom(result);
       checkDomainsExist(domains, dataColumns(table));
       const shape = { domains, limit, format };
-      if (mode === 'sync') return envelopeResult(table, syncEnvelope(table, shape));
+      if (mode === 'sync') return syncResult(table, syncEnvelope(table, shape), extra);
       const put = await putReportingProgress(table, extra, context.store);
       return await asyncEnvelopeResult(table, shape, put, context);
     } catch (error) {
@@ -187,6 +188,30 @@ function envelopeResult(table: Table, envelope: AnyEnvelope): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
 }
 
+/**
+ * A sync-mode envelope as a tool result, shaped so that only an S2SP-aware
+ * SDK (the dispatcher) hands the body on, and a host that is not one never
+ * passes it to the model (README, Platform: "Sync mode and hosts"):
+ * - `structuredContent` never holds the body (hosts may show it to the model);
+ * - a 2026-07-28 call carries the body in the result's `_meta`
+ *   ({@link SYNC_BODY_META_KEY}, its exact JSON text), which hosts do not
+ *   show to models; the text block holds the envelope without it;
+ * - a 2025-era call keeps the reference's shape, the body inside the text
+ *   block (the Python reference's dispatcher reads it there), and that
+ *   block is annotated for the user only, so a host that honours `audience`
+ *   keeps it from the model.
+ */
+function syncResult(table: Table, envelope: AnyEnvelope, extra: ToolExtra): CallToolResult {
+  const { body: _body, ...abstractOnly } = envelope as AnyEnvelope & { body?: unknown };
+  const withoutBody = envelopeText(abstractOnly as AnyEnvelope, table);
+  const structuredContent = JSON.parse(withoutBody) as Record<string, unknown>;
+  if (toolCallOf(extra).era === 'modern') {
+    return { content: [{ type: 'text', text: withoutBody }], structuredContent, _meta: { [SYNC_BODY_META_KEY]: bodyText(envelope, table) } };
+  }
+  const text = envelopeText(envelope, table);
+  return { content: [{ type: 'text', text, annotations: { audience: ['user'] } }], structuredContent };
+}
+
 /** Caches `table`, sending progress notifications (bytes stored) when the caller passed a progress token. */
 async function putReportingProgress(table: Table, extra: ToolExtra, store: BodyStore): Promise<PutResult> {
   const progress = progressReporterFor(extra, 'caching the body (bytes)');
@@ -231,6 +256,7 @@ async function streamedResult(
   shape: AbstractShape | undefined,
   mode: 'async' | 'sync' | undefined,
   context: ResourceToolContext,
+  extra: ToolExtra,
 ): Promise<CallToolResult> {
   const stream = await openBodyBatches(source);
   try {
@@ -238,7 +264,7 @@ async function streamedResult(
     checkDomainsExist(shape.domains, dataColumns(stream.schema));
     if (mode === 'sync' || context.store.putBatches === undefined) {
       const table = await tableFromBatchStream(stream);
-      if (mode === 'sync') return envelopeResult(table, syncEnvelope(table, shape));
+      if (mode === 'sync') return syncResult(table, syncEnvelope(table, shape), extra);
       const put = await context.store.put(table);
       return await asyncEnvelopeResult(table, shape, put, context);
     }

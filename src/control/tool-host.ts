@@ -47,6 +47,8 @@ export interface V2ToolContext {
   mcpReq: {
     signal: AbortSignal;
     _meta?: ToolCallMeta;
+    /** The 2026-07-28 request envelope (absent on a 2025-era request). */
+    envelope?: Record<string, unknown>;
     notify(notification: never): Promise<void>;
   };
 }
@@ -65,14 +67,24 @@ export interface ToolCall {
   progressToken: string | number | undefined;
   /** Sends a notification related to this call. */
   notify(notification: ToolNotification): Promise<void>;
+  /**
+   * `modern` for a protocol 2026-07-28 request (its `_meta` envelope names
+   * the revision; SDK v2 only), `legacy` for a 2025-era one.
+   */
+  era: 'modern' | 'legacy';
 }
+
+/** The `_meta` key naming a request's protocol revision (2026-07-28). */
+const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+
 
 /** The {@link ToolCall} of a handler's `extra`, on either SDK line. */
 export function toolCallOf(extra: ToolExtra | undefined): ToolCall {
   if (extra !== undefined && 'mcpReq' in extra) {
     const request = extra.mcpReq;
     const notify = request.notify.bind(request) as (notification: ToolNotification) => Promise<void>;
-    return { signal: request.signal, progressToken: request._meta?.progressToken, notify };
+    const era = typeof request.envelope?.[PROTOCOL_VERSION_KEY] === 'string' ? 'modern' : 'legacy';
+    return { signal: request.signal, progressToken: request._meta?.progressToken, notify, era };
   }
   const v1 = extra as V1ToolExtra | undefined;
   const send = v1?.sendNotification?.bind(v1) as ((notification: ToolNotification) => Promise<void>) | undefined;
@@ -80,6 +92,7 @@ export function toolCallOf(extra: ToolExtra | undefined): ToolCall {
     signal: v1?.signal,
     progressToken: v1?._meta?.progressToken,
     notify: send ?? (async () => {}),
+    era: 'legacy',
   };
 }
 

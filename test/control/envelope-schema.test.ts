@@ -55,14 +55,16 @@ test('async: structuredContent is the envelope the text holds, with expires_at t
   assert.ok(expires >= before + 600_000 && expires <= after + 600_000, `${envelope.expires_at} is 10 minutes after the call`);
 });
 
-test('sync: structuredContent is the envelope, no expires_at', async (t) => {
+test('sync (2025 era): structuredContent is the envelope without its body; the body sits in a text block for the user only', async (t) => {
   const { client } = await setup(t);
   const result = await call(client, { abstract_domains: 'mag', mode: 'sync' });
   const envelope = result.structuredContent as Record<string, unknown>;
-  assert.deepEqual(envelope, JSON.parse(text(result)));
+  const { body, ...withoutBody } = JSON.parse(text(result)) as Record<string, unknown>;
+  assert.equal((body as unknown[]).length, 2, 'the text block keeps the reference shape');
+  assert.deepEqual((result.content[0] as { annotations?: unknown }).annotations, { audience: ['user'] });
+  assert.deepEqual(envelope, withoutBody, 'hosts may show structuredContent to the model: no body there');
   assert.equal(envelope.expires_at, undefined);
   assert.equal(envelope.resource_url, undefined);
-  assert.equal((envelope.body as unknown[]).length, 2);
 });
 
 test('plain mode: the text stays the bare JSON array, structuredContent is {rows}', async (t) => {
@@ -97,6 +99,8 @@ test('columns named __proto__, constructor, toString and "a,b" pass both result 
     const result = (await client.callTool({ name: 'odd', arguments: args })) as CallToolResult;
     assert.notEqual(result.isError, true, `${JSON.stringify(args)}: ${text(result)}`);
     const parsed = JSON.parse(text(result)) as Record<string, unknown>;
-    assert.deepEqual(result.structuredContent, Array.isArray(parsed) ? { rows: parsed } : parsed, JSON.stringify(args));
+    // A sync envelope's structuredContent leaves the body out (hosts may show it to the model).
+    const { body: _body, ...structured } = parsed;
+    assert.deepEqual(result.structuredContent, Array.isArray(parsed) ? { rows: parsed } : structured, JSON.stringify(args));
   }
 });

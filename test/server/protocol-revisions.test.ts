@@ -15,6 +15,8 @@ import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextp
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { S2SPClient } from '../../src/agent/s2sp-client.js';
 import type { McpSdkLine } from '../../src/server/mcp-sdk.js';
+import { isDdiHandle } from '../../src/protocol/ddi-handle.js';
+import { SYNC_BODY_META_KEY } from '../../src/protocol/sync-body-meta.js';
 
 const ROWS = Array.from({ length: 50 }, (_, i) => ({ id: i, mag: i / 10, place: `place ${i}` }));
 const MODERN = '2026-07-28';
@@ -110,4 +112,26 @@ test('raw HTTP, 2025-11-25: tools/list without a session is answered as plain JS
   assert.equal(listed.status, 200);
   const names = (listed.answer.result as { tools: { name: string }[] }).tools.map((tool) => tool.name).sort();
   assert.deepEqual(names, ['places', 'rows']);
+});
+
+test('sync mode, 2026-07-28: the body travels in the result _meta, never in a block or structuredContent; the dispatcher hands it on', async (t) => {
+  const url = await startServer(t, 'v2');
+  const client = new V2Client({ name: 'agent-2026', version: '0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+  await client.connect(new V2HttpTransport(new URL(url)));
+  t.after(() => client.close());
+  const raw = await client.callTool({ name: 'rows', arguments: { abstract_domains: 'mag', mode: 'sync' } });
+  const bodyText = (raw._meta as Record<string, unknown> | undefined)?.[SYNC_BODY_META_KEY];
+  assert.equal(typeof bodyText, 'string');
+  assert.equal((JSON.parse(bodyText as string) as unknown[]).length, ROWS.length);
+  const shown = JSON.stringify([raw.content, raw.structuredContent]);
+  assert.ok(!shown.includes('place 3'), 'no body value in what a host may show the model');
+
+  const agent = new S2SPClient(client);
+  const read = await agent.callTool({ name: 'rows', arguments: { abstract_domains: 'mag', mode: 'sync' } });
+  assert.equal(read._meta?.[SYNC_BODY_META_KEY], undefined, 'the dispatcher took the body out of _meta');
+  const envelope = JSON.parse((read.content[0] as { text: string }).text) as { resource_url: string };
+  assert.ok(isDdiHandle(envelope.resource_url));
+  assert.equal((read.structuredContent as { resource_url?: string }).resource_url, envelope.resource_url);
+  const consumed = await agent.callTool({ name: 'places', arguments: { abstract_data: '[{"_row_id":7}]', resource_url: envelope.resource_url } });
+  assert.deepEqual(JSON.parse((consumed.content[0] as { text: string }).text), { places: ['place 7'] });
 });
