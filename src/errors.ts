@@ -506,6 +506,11 @@ export const ERRORS = {
     status: 500,
     message: () => 'the tool failed unexpectedly; the details are in the server log. Try again, or tell the server operator',
   },
+  /** The caller cancelled the tool call (notifications/cancelled, or its HTTP request stream closed); nothing it cached was kept. */
+  S2SP_ERR_TOOL_CANCELLED: {
+    status: 499,
+    message: () => 'the tool call was cancelled by its caller; nothing was kept',
+  },
 
   // CLI
   S2SP_ERR_INPUT_UNREADABLE: {

@@ -60,6 +60,7 @@ export async function resolveConsumerBatches(args: ConsumerArgs, options: Resolv
         allowedOrigins: options.allowedOrigins,
         maxBytes: options.maxBodyBytes,
         timeoutMs: options.timeoutMs,
+        signal: options.signal,
         rowIds: ids,
       });
       const renamer = batchRenamer(fetched.schema, mapping);

@@ -37,6 +37,8 @@ export interface ResolveOptions {
   registry?: Registry;
   /** Progress of the fetch, as fetchBody reports it. */
   onProgress?: FetchProgress;
+  /** Aborts the fetch (the tool call was cancelled): the transfer is cut, so the data plane keeps the token and releases its lease. */
+  signal?: AbortSignal;
 }
 
 /** What a consumer handler receives. */
@@ -68,6 +70,7 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
     timeoutMs: options.timeoutMs,
     registry: options.registry,
     onProgress: options.onProgress,
+    signal: options.signal,
   };
 
   if (abstract === '*') {

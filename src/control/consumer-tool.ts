@@ -11,7 +11,7 @@ import { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from '../
 import { resolveConsumerBatches, type ResolvedBatches } from '../consumer/resolve-batches.js';
 import { invalidOption, positiveOption, stringListOption } from '../option-checks.js';
 import type { Row } from '../table/rows-from-table.js';
-import { registerToolOn, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
+import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
 import { jsonToolResult, toolFailureResult, type ToolErrorLog } from './tool-results.js';
 import { progressReporterFor } from './progress.js';
 
@@ -109,8 +109,13 @@ export function registerConsumerTool<Host extends McpToolHost>(
   return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, async (args: ConsumerArgs, extra) => {
     // Progress of fetching the body, in bytes, when the caller asked for progress.
     const progress = progressReporterFor(extra, 'fetching the body (bytes)');
-    const withProgress: ResolveOptions =
-      progress === undefined ? resolveOptions : { ...resolveOptions, onProgress: (received, total) => progress.report(received, total) };
+    // A cancelled call cuts its fetch: the resource server keeps the token and releases the lease.
+    const { signal } = toolCallOf(extra);
+    const withProgress: ResolveOptions = {
+      ...resolveOptions,
+      signal,
+      ...(progress === undefined ? {} : { onProgress: (received: number, total?: number) => progress.report(received, total) }),
+    };
     try {
       let resolved: ResolvedRows;
       try {
@@ -139,7 +144,7 @@ function registerBatchConsumerTool<Host extends McpToolHost>(
   return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, async (args: ConsumerArgs, extra) => {
     let resolved: ResolvedBatches | undefined;
     try {
-      resolved = await resolveConsumerBatches(args, options);
+      resolved = await resolveConsumerBatches(args, { ...options, signal: toolCallOf(extra).signal });
       const result = await handler(resolved, extra);
       return isToolResult(result) ? result : jsonToolResult(result);
     } catch (error) {

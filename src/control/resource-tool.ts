@@ -132,7 +132,7 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat, Host exten
       const shape = { domains, limit, format };
       if (mode === 'sync') return syncResult(table, syncEnvelope(table, shape), extra);
       const put = await putReportingProgress(table, extra, context.store);
-      return await asyncEnvelopeResult(table, shape, put, context);
+      return await asyncEnvelopeResult(table, shape, put, context, extra);
     } catch (error) {
       return toolFailureResult(error, name, context.onToolError);
     }
@@ -225,16 +225,19 @@ async function putReportingProgress(table: Table, extra: ToolExtra, store: BodyS
 
 /**
  * The async envelope of a body already cached under `put.token`. If building
- * the answer fails, the token is revoked: no one will ever hold it, so its
- * body must not stay for a TTL.
+ * the answer fails, or the caller cancelled the call meanwhile, the token is
+ * revoked: no one will ever hold it, so its body must not stay for a TTL.
  */
 async function asyncEnvelopeResult(
   table: Table,
   shape: AbstractShape,
   put: { token: string; expiresAt: number },
   context: ResourceToolContext,
+  extra: ToolExtra,
 ): Promise<CallToolResult> {
   try {
+    // A call its caller cancelled while the body was cached keeps nothing: no one will get this token.
+    if (toolCallOf(extra).signal?.aborted === true) throw new S2SPError('S2SP_ERR_TOOL_CANCELLED');
     const placement = { mode: 'async' as const, resourceUrl: context.resourceUrlFor(put.token), expiresAt: put.expiresAt };
     return envelopeResult(table, buildEnvelope(table, shape.domains, placement, shape.limit, shape.format));
   } catch (error) {
@@ -266,10 +269,10 @@ async function streamedResult(
       const table = await tableFromBatchStream(stream);
       if (mode === 'sync') return syncResult(table, syncEnvelope(table, shape), extra);
       const put = await context.store.put(table);
-      return await asyncEnvelopeResult(table, shape, put, context);
+      return await asyncEnvelopeResult(table, shape, put, context, extra);
     }
     const put = await context.store.putBatches(stream);
-    return await asyncEnvelopeResult(put.table, shape, put, context);
+    return await asyncEnvelopeResult(put.table, shape, put, context, extra);
   } finally {
     await stream.close();
   }
