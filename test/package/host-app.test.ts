@@ -22,9 +22,9 @@ const FIXTURE = join(REPO_ROOT, 'test', 'fixtures', 'host-app');
 
 /** Each host: its SDK line and zod, what must be installed, and what must not be (the other SDK line). */
 const HOSTS = [
-  { line: 'v2-zod4', sdk: '@modelcontextprotocol/server', version: '2.4.0', zod: /^4\./, absent: '@modelcontextprotocol/sdk' },
-  { line: 'v1-zod3', sdk: '@modelcontextprotocol/sdk', version: '1.23.0', zod: /^3\./, absent: '@modelcontextprotocol/server' },
-  { line: 'v1-zod4', sdk: '@modelcontextprotocol/sdk', version: '1.23.0', zod: /^4\./, absent: '@modelcontextprotocol/server' },
+  { line: 'v2-zod4', sdkModule: 'v2', sdk: '@modelcontextprotocol/server', version: '2.4.0', zod: /^4\./, absent: '@modelcontextprotocol/sdk' },
+  { line: 'v1-zod3', sdkModule: 'v1', sdk: '@modelcontextprotocol/sdk', version: '1.23.0', zod: /^3\./, absent: '@modelcontextprotocol/server' },
+  { line: 'v1-zod4', sdkModule: 'v1', sdk: '@modelcontextprotocol/sdk', version: '1.23.0', zod: /^4\./, absent: '@modelcontextprotocol/server' },
 ] as const;
 
 for (const host of HOSTS) {
@@ -53,7 +53,7 @@ for (const host of HOSTS) {
     // The sources are copied on every run (cheap), so a changed app.ts is always the one checked.
     await cp(join(FIXTURE, 'tsconfig.json'), join(project, 'tsconfig.json'));
     await cp(join(FIXTURE, 'src'), join(project, 'src'), { recursive: true });
-    await cp(join(lineDir, 'sdk.ts'), join(project, 'src', 'sdk.ts'));
+    await cp(join(FIXTURE, 'sdk', `${host.sdkModule}.ts`), join(project, 'src', 'sdk.ts'));
     const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
     try {
       await run(process.execPath, [tsc, '-p', project], { cwd: project });
@@ -63,7 +63,7 @@ for (const host of HOSTS) {
     const { stdout } = await run(process.execPath, [join(project, 'out', 'app.js')], { cwd: project, timeout: 60_000 });
     const report = JSON.parse(stdout.trim().split('\n').at(-1) as string) as { ok: boolean; line: string; resourceUrlPath: string };
     assert.equal(report.ok, true);
-    assert.equal(report.line, host.line.slice(0, 2));
+    assert.equal(report.line, host.sdkModule);
     assert.equal(report.resourceUrlPath, '/analytics/s2sp/data/<token>');
   });
 }

@@ -52,21 +52,15 @@ test('SDK v2 server: a v2 Client in the 2026-07-28 era runs the round trip witho
   assert.deepEqual(await roundTrip(new S2SPClient(client)), { places: ['place 3', 'place 7'] });
 });
 
-test('SDK v2 server: a v1 Client (the 2025 handshake) runs the round trip', async (t) => {
-  const url = await startServer(t, 'v2');
-  const client = new V1Client({ name: 'agent-2025', version: '0' });
-  await client.connect(new V1HttpTransport(new URL(url)));
-  t.after(() => client.close());
-  assert.deepEqual(await roundTrip(new S2SPClient(client)), { places: ['place 3', 'place 7'] });
-});
-
-test('SDK v1 server: a v1 Client runs the round trip', async (t) => {
-  const url = await startServer(t, 'v1');
-  const client = new V1Client({ name: 'agent-2025', version: '0' });
-  await client.connect(new V1HttpTransport(new URL(url)));
-  t.after(() => client.close());
-  assert.deepEqual(await roundTrip(new S2SPClient(client)), { places: ['place 3', 'place 7'] });
-});
+for (const sdk of ['v2', 'v1'] as const) {
+  test(`SDK ${sdk} server: a v1 Client (the 2025 handshake) runs the round trip`, async (t) => {
+    const url = await startServer(t, sdk);
+    const client = new V1Client({ name: 'agent-2025', version: '0' });
+    await client.connect(new V1HttpTransport(new URL(url)));
+    t.after(() => client.close());
+    assert.deepEqual(await roundTrip(new S2SPClient(client)), { places: ['place 3', 'place 7'] });
+  });
+}
 
 /** POSTs one JSON-RPC request; returns the status and the parsed answer (JSON, or the last SSE data line). */
 async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; answer: Record<string, unknown> }> {
