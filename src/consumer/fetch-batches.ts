@@ -75,7 +75,7 @@ export async function fetchBodyBatches(resourceUrl: string, options: FetchBodyOp
       throw responseInvalid({ problem: 'wrongFormat', asked: format, contentType });
     }
     if (answered === 'arrow') {
-      const opened = await openArrowBatches(chunks);
+      const opened = await openArrowBatches(chunks, maxBytes);
       const batches = withCleanup(opened.batches, stop);
       return {
         schema: opened.schema,

@@ -132,7 +132,7 @@ async function fetchUncounted(resourceUrl: string, options: FetchBodyOptions): P
     onProgress: options.onProgress,
     streamFor: (type) => jsonStreamFor(type, format),
   });
-  const decoded = answer.decoded !== undefined ? { ...answer.decoded, format: 'json' as const, compressed: false } : decodeAnswer(answer.bytes as Buffer, answer.contentType, format);
+  const decoded = answer.decoded !== undefined ? { ...answer.decoded, format: 'json' as const, compressed: false } : decodeAnswer(answer.bytes as Buffer, answer.contentType, format, maxBytes);
   const { table } = decoded;
   return { ...decoded, bytesReceived: answer.received, rows: () => rowsFromTable(table) };
 }

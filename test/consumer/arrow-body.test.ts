@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Field, Float64, Int32, Int64, Schema, Table, Utf8, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { bodyFromArrow } from '../../src/consumer/arrow-body.js';
-import { fetchBody } from '../../src/consumer/fetch-body.js';
+import { DEFAULT_MAX_BODY_BYTES, fetchBody } from '../../src/consumer/fetch-body.js';
 import { registerIpcCodec } from '../../src/ipc/codec-registry.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { ARROW_STREAM, NEEDS_LZ4, ipcOf, lz4IpcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
@@ -147,7 +147,7 @@ test('null, negative, out-of-range and duplicate row ids are RESPONSE_INVALID', 
     new Table({ _row_id: vectorFromArray([1, 1], new Int32()) }),
   ];
   for (const [i, table] of bad.entries()) {
-    assert.throws(() => bodyFromArrow(ipcOf(table)), { code: 'S2SP_ERR_CONSUMER_RESPONSE_INVALID' }, `table ${i}`);
+    assert.throws(() => bodyFromArrow(ipcOf(table), DEFAULT_MAX_BODY_BYTES), { code: 'S2SP_ERR_CONSUMER_RESPONSE_INVALID' }, `table ${i}`);
   }
 });
 
@@ -156,7 +156,7 @@ test('any integer _row_id type is accepted, in any order, ids kept as sent', () 
     _row_id: vectorFromArray([5n, 0n, 2n], new Int64()),
     x: vectorFromArray([1, 2, 3], new Int32()),
   });
-  const body = bodyFromArrow(ipcOf(table));
+  const body = bodyFromArrow(ipcOf(table), DEFAULT_MAX_BODY_BYTES);
   assert.deepEqual(rowsFromTable(body.table), [
     { _row_id: 5, x: 1 },
     { _row_id: 0, x: 2 },
@@ -168,7 +168,7 @@ test('any integer _row_id type is accepted, in any order, ids kept as sent', () 
 
 test('an empty stream (schema, no batches) is zero rows with the columns', () => {
   const schema = new Schema([new Field('_row_id', new Int32(), false), new Field('name', new Utf8(), true)]);
-  const body = bodyFromArrow(ipcOf(new Table(schema)));
+  const body = bodyFromArrow(ipcOf(new Table(schema)), DEFAULT_MAX_BODY_BYTES);
   assert.equal(body.table.numRows, 0);
   assert.deepEqual(body.columns, ['_row_id', 'name']);
 });
