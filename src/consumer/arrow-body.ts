@@ -10,7 +10,7 @@
  * decompressed within `maxBytes` (ipc/checked-batch.ts), and arrow-js
  * decodes. Uncompressed columns are views of the response bytes, not copies.
  */
-import { CompressionType, DataType, type Schema, type Table } from 'apache-arrow';
+import { DataType, type CompressionType, type Schema, type Table } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
 import { checkedTable, decompressionBudget } from '../ipc/checked-batch.js';
 import { ipcCodecOfCompressionType } from '../ipc/codec-registry.js';
