@@ -561,6 +561,11 @@ export const ERRORS = {
       parquetReaderFailed: (p: { reason: string }) => `Parquet reader failed: ${p.reason}`,
     }),
   },
+  S2SP_ERR_CHART_UNDRAWABLE: {
+    status: 500,
+    /** `reason` is what Vega or resvg said. */
+    message: (p: { reason: string }) => `the chart could not be drawn from these rows (${p.reason}); the statistics above are complete`,
+  },
   S2SP_ERR_CLI_PACKAGE_MISSING: {
     status: 500,
     /** `purpose` completes "NAME is needed for ..."; `install` is the npm install argument (name, or 'name@range'). */

@@ -94,7 +94,9 @@ export function checkedBatchMessage(schema: Schema, walked: WalkedMessage, budge
  */
 export function checkedTable(outline: StreamOutline, budget: DecompressionBudget): Table {
   const messages = outline.messages.map((m) => (m.kind === 'schema' ? m.bytes : checkedBatchMessage(outline.schema, m, budget)));
-  return new Table(outline.schema, RecordBatchReader.from(messages).readAll());
+  const batches = RecordBatchReader.from(messages).readAll();
+  // The batches carry the reader's schema object; the outline's is only needed when there are none.
+  return batches.length > 0 ? new Table(batches) : new Table(outline.schema);
 }
 
 /** The codec of a compressed batch. @throws S2SPError `S2SP_ERR_CODEC_UNAVAILABLE` */

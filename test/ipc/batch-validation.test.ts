@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Field, FixedSizeList, Int32, List, Schema, Struct, Table, Utf8, tableFromArrays, tableToIPC, vectorFromArray } from 'apache-arrow';
+import { Field, FixedSizeList, Int32, List, Schema, Struct, Table, Utf8, tableFromArrays, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { checkedTable, decompressionBudget } from '../../src/ipc/checked-batch.js';
 import { IpcStreamError, outlineIpcStream } from '../../src/ipc/stream-walk.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
@@ -45,9 +45,12 @@ test('valid batches of every type, with and without nulls, nested ones and empty
     struct: vectorFromArray([{ a: 1, b: 'x' }, null, { a: 3, b: null }, { a: 4, b: 'y' }], new Struct([new Field('a', new Int32(), true), new Field('b', new Utf8(), true)])),
   });
   const empty = new Table(new Schema([new Field('s', new Utf8(), true), new Field('n', new Int32(), true)]));
-  for (const table of [allTypes(200), allTypes(200, 0, 3), nested, letters, empty]) {
+  // A field named "" once made the checked table's schema differ from its batches'.
+  const unnamed = new Table({ '': vectorFromArray([1.5, 2.5]) });
+  for (const table of [allTypes(200), allTypes(200, 0, 3), nested, letters, empty, unnamed]) {
     const bytes = tableToIPC(table, 'stream');
-    assert.deepEqual(rowsFromTable(read(bytes)), rowsFromTable(table));
+    // arrow-js's own reading of valid bytes is the oracle (it reads a field named "" back as null).
+    assert.deepEqual(rowsFromTable(read(bytes)), rowsFromTable(tableFromIPC(bytes)));
   }
 });
 
