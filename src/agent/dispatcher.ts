@@ -13,6 +13,7 @@
  * keep integers beyond 2^53 exact (exact-json.ts): the body crosses the
  * agent as JSON text twice and must not lose digits on the way.
  */
+import { invalidOption } from '../option-checks.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DdiBuffer } from './ddi-buffer.js';
 import { isDdiHandle } from '../protocol/ddi-handle.js';
@@ -31,6 +32,7 @@ export class S2SPDispatcher {
   private readonly inFlight = new WeakMap<object, { handle: string; rows: unknown[] }>();
 
   constructor(buffer: DdiBuffer = new DdiBuffer()) {
+    if (!(buffer instanceof DdiBuffer)) throw invalidOption('buffer', 'a DdiBuffer', buffer);
     this.buffer = buffer;
   }
 
