@@ -84,11 +84,6 @@ export function bombAnswer(codec: IpcCodec, bomb: Uint8Array, bombBytes: number,
   const payload = prefixed(honest ? 16 : bombBytes, bomb);
   const empty = new Uint8Array(0);
   const parts = [schemaMessage(schema), ...compressedBatchMessage(rows, nodes, [empty, ids, empty, payload], [], codec), END_OF_STREAM];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
+  // A buffer of its own, so the messages stay 8-byte aligned.
+  return new Uint8Array(Buffer.concat(parts));
 }
