@@ -143,6 +143,11 @@ const FS_PROBLEMS: Record<string, string> = {
   EPERM: 'permission denied',
 };
 
+/** An Arrow batch (from a peer or a file) whose buffers do not hold what its header declares (ipc/batch-validation.ts). */
+function corruptBatch(p: { column: string | undefined; reason: string }): string {
+  return `an Arrow record batch is corrupt${p.column === undefined ? '' : ` in column ${quoteInput(p.column)}`}: ${p.reason}`;
+}
+
 /** What is wrong with a 2xx answer that is not an S2SP body, completing "...is not an S2SP body: ". */
 const responseProblems = situations({
   notObject: () => 'it is not a JSON object',
@@ -178,6 +183,8 @@ const responseProblems = situations({
     'the resource may not hold them: check abstract_data against the resource tool\'s abstract',
   missingColumns: (p: { missing: readonly string[] }) =>
     `it lacks columns asked for: ${listForMessage(p.missing)}; the resource may not hold them`,
+  /** A batch whose buffers do not hold what its header declares (ipc/batch-validation.ts); `column` is its field path, or undefined for the batch as a whole. */
+  batchInvalid: corruptBatch,
 });
 
 /** The error table: code -> HTTP status and message template. */
@@ -430,6 +437,9 @@ export const ERRORS = {
       received: (p: { maxBytes: number }) =>
         `the resource body is over the consumer limit of ${p.maxBytes} bytes (over ${p.maxBytes} bytes received); select fewer rows or columns`,
       jsonTooLong: (p: { bytes: number }) => `the JSON body (${p.bytes} bytes) is too large to decode; request fewer rows or columns`,
+      /** Compressed Arrow whose buffers decompress past the limit; `reason` says by how much. */
+      decompressed: (p: { maxBytes: number; reason: string }) =>
+        `the resource body decompresses past the consumer limit of ${p.maxBytes} bytes (${p.reason}); select fewer rows or columns`,
     }),
   },
   S2SP_ERR_CONSUMER_FETCH_FAILED: {
@@ -551,6 +561,9 @@ export const ERRORS = {
       arrowFileTruncated: () => 'Arrow IPC file is truncated (no closing ARROW1 magic)',
       arrowStreamTruncated: (p: { reason: string }) => `Arrow IPC stream is truncated: ${p.reason}`,
       arrowStreamMalformed: (p: { reason: string }) => p.reason,
+      /** A batch whose buffers do not hold what its header declares; `column` is its field path, or undefined for the batch as a whole. */
+      arrowBatchInvalid: corruptBatch,
+      arrowTooLarge: (p: { reason: string }) => `the Arrow data decompresses past what can be held: ${p.reason}`,
       featherV1: () => 'Feather v1 is not supported; save it again as Feather v2 (Arrow IPC)',
       notArrow: () => 'not Arrow IPC data (no ARROW1 magic and no stream continuation marker; pre-0.15 streams are not supported)',
       // Parquet
@@ -564,6 +577,11 @@ export const ERRORS = {
       parquetCrashed: (p: { reason: string }) => `the Parquet reader crashed (${p.reason}); the file is probably corrupt`,
       parquetReaderFailed: (p: { reason: string }) => `Parquet reader failed: ${p.reason}`,
     }),
+  },
+  S2SP_ERR_CHART_UNDRAWABLE: {
+    status: 500,
+    /** `reason` is what Vega or resvg said. */
+    message: (p: { reason: string }) => `the chart could not be drawn from these rows (${p.reason}); the statistics above are complete`,
   },
   S2SP_ERR_CLI_PACKAGE_MISSING: {
     status: 500,

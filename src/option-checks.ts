@@ -36,6 +36,16 @@ export function positiveOption(value: unknown, name: string): number | undefined
 }
 
 /**
+ * A finite number of at least zero, or `undefined` when absent.
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
+ */
+export function nonNegativeOption(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw invalidOption(name, 'a number >= 0', value);
+  return value;
+}
+
+/**
  * An array of non-empty strings, or `undefined` when absent.
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
  */
@@ -64,4 +74,53 @@ export function httpUrlOption(value: unknown, name: string): URL | undefined {
     throw invalidOption(name, 'an http: or https: URL without query or fragment', value);
   }
   return url;
+}
+
+/**
+ * An options object: `{}` when absent, else a plain object. A factory
+ * reads its options through this first, so `null`, a number or an array is
+ * named, not a TypeError from inside.
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
+ */
+export function optionsObject<T extends object>(value: T | undefined, name = 'options'): T {
+  if (value === undefined) return {} as T;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidOption(name, 'an object', value);
+  return value;
+}
+
+/**
+ * A required function.
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
+ */
+export function functionOption<T>(value: T, name: string, expected = 'a function'): T {
+  if (typeof value !== 'function') throw invalidOption(name, expected, value);
+  return value;
+}
+
+/**
+ * A required non-empty string.
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
+ */
+export function nonEmptyStringOption(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value.trim() === '') throw invalidOption(name, 'a non-empty string', value);
+  return value;
+}
+
+/**
+ * A required BodyStore (anything with the store's lease method), or an optional one when `optional`.
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
+ */
+export function storeOption<T>(value: T, name = 'store', optional = false): T {
+  if (optional && value === undefined) return value;
+  if (typeof (value as { lease?: unknown } | null | undefined)?.lease !== 'function') throw invalidOption(name, 'a BodyStore', value);
+  return value;
+}
+
+/**
+ * A boolean, or `undefined` when absent.
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
+ */
+export function booleanOption(value: unknown, name: string): boolean | undefined {
+  if (value !== undefined && typeof value !== 'boolean') throw invalidOption(name, 'true or false', value);
+  return value;
 }

@@ -145,6 +145,7 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
     declared: { maxBytes: 10, declaredBytes: 20 },
     received: { maxBytes: 10 },
     jsonTooLong: { bytes: 600_000_000 },
+    decompressed: { maxBytes: 10, reason: 'its buffers declare 20 decompressed bytes' },
   },
   S2SP_ERR_CONSUMER_FETCH_FAILED: {
     aborted: {},
@@ -161,6 +162,7 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
     rowIdNotAscending: { id: 3, last: 5 },
     missingRows: { missing: [5, 9], asked: 3 },
     missingColumns: { missing: ['nope'] },
+    batchInvalid: { column: 'name', reason: 'offset 2 is past its data' },
     noBody: {},
     badTotalRows: {},
     badColumnsReturned: {},
@@ -187,6 +189,7 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
   S2SP_ERR_PUBLIC_URL_REQUIRED: { host: '0.0.0.0' },
   S2SP_ERR_TOOL_FAILED: null,
   S2SP_ERR_TOOL_CANCELLED: null,
+  S2SP_ERR_CHART_UNDRAWABLE: { reason: 'SVG has an invalid size' },
   S2SP_ERR_CLI_PACKAGE_MISSING: { pkg: 'parquet-wasm', purpose: 'reading Parquet files', install: "'parquet-wasm@~0.8.0'" },
   S2SP_ERR_INPUT_UNREADABLE: {
     unknownFormat: { path: 'a.txt', format: 'xml', formats: ['json', 'csv'] },
@@ -211,6 +214,8 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
     arrowFileTruncated: {},
     arrowStreamTruncated: { reason: 'a message body ends early' },
     arrowStreamMalformed: { reason: 'bad metadata' },
+    arrowBatchInvalid: { column: undefined, reason: 'buffer 3 lies outside the body' },
+    arrowTooLarge: { reason: 'its buffers declare 9000000000000 decompressed bytes' },
     featherV1: {},
     notArrow: {},
     parquetUnavailable: { reason: 'no wasm' },

@@ -18,6 +18,7 @@
  * consumer types numbers by their text. The buffer holds the body's text.
  */
 import type { ToolResult as CallToolResult } from '../control/tool-host.js';
+import { invalidOption } from '../option-checks.js';
 import { DdiBuffer } from './ddi-buffer.js';
 import { isDdiHandle } from '../protocol/ddi-handle.js';
 import { SYNC_BODY_META_KEY } from '../protocol/sync-body-meta.js';
@@ -37,6 +38,7 @@ export class S2SPDispatcher {
   private readonly inFlight = new WeakMap<object, { handle: string; bodyText: string }>();
 
   constructor(buffer: DdiBuffer = new DdiBuffer()) {
+    if (!(buffer instanceof DdiBuffer)) throw invalidOption('buffer', 'a DdiBuffer', buffer);
     this.buffer = buffer;
   }
 

@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
+import { booleanOption, optionsObject, positiveOption } from '../option-checks.js';
 import type { BatchStream } from '../table/batch-stream.js';
 import {
   DEFAULT_LEASE_TIMEOUT_MS,
@@ -126,17 +127,18 @@ export class MemoryStore implements BodyStore {
   #closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
-    this.ttlMs = positive(options.ttlMs ?? DEFAULT_TTL_MS, 'ttlMs');
-    this.maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BYTES, 'maxBytes');
-    this.leaseTimeoutMs = positive(options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS, 'leaseTimeoutMs');
-    this.singleUse = options.singleUse ?? true;
+    options = optionsObject(options);
+    this.ttlMs = positiveOption(options.ttlMs, 'ttlMs') ?? DEFAULT_TTL_MS;
+    this.maxBytes = positiveOption(options.maxBytes, 'maxBytes') ?? DEFAULT_MAX_BYTES;
+    this.leaseTimeoutMs = positiveOption(options.leaseTimeoutMs, 'leaseTimeoutMs') ?? DEFAULT_LEASE_TIMEOUT_MS;
+    this.singleUse = booleanOption(options.singleUse, 'singleUse') ?? true;
     this.#onEvict = options.onEvict;
     this.#memoryPool = options.memoryPool ?? new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, this.maxBytes / 4), fullGc: options.fullGc });
   }
 
   async put(table: Table, options: PutOptions = {}): Promise<PutResult> {
     if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
-    const ttlMs = positive(options.ttlMs ?? this.ttlMs, 'ttlMs');
+    const ttlMs = positiveOption(options.ttlMs, 'ttlMs') ?? this.ttlMs;
     const body = this.#bodyFor(bodyTableOf(table), options.onProgress);
     const token = mintToken();
     const expiresAt = Date.now() + ttlMs;
@@ -185,7 +187,7 @@ export class MemoryStore implements BodyStore {
    */
   async putBatches(batches: BatchStream, options: { ttlMs?: number } = {}): Promise<StreamedPutResult> {
     if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
-    const ttlMs = positive(options.ttlMs ?? this.ttlMs, 'ttlMs');
+    const ttlMs = positiveOption(options.ttlMs, 'ttlMs') ?? this.ttlMs;
     let claimed = 0;
     let ipc: Uint8Array;
     try {
@@ -366,9 +368,4 @@ export class MemoryStore implements BodyStore {
     // stream it: then the collector takes it once that transfer lets go.
     if (body.leases === 0) this.#memoryPool.release(body.cached.ipc);
   }
-}
-
-function positive(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
-  return value;
 }

@@ -19,6 +19,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { createClient, RESP_TYPES, type RedisClientType } from '@redis/client';
 import { S2SPError, isS2SPError } from '../errors.js';
+import { invalidOption, optionsObject, positiveOption } from '../option-checks.js';
 import {
   DEFAULT_LEASE_TIMEOUT_MS,
   type BodyLease,
@@ -103,17 +104,17 @@ export class RedisStore implements BodyStore {
   #closed = false;
 
   constructor(options: RedisStoreOptions) {
-    this.ttlMs = positive(options.ttlMs ?? DEFAULT_TTL_MS, 'ttlMs');
-    this.maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BYTES, 'maxBytes');
-    this.leaseTimeoutMs = positive(options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS, 'leaseTimeoutMs');
-    this.chunkBytes = positive(options.chunkBytes ?? DEFAULT_CHUNK_BYTES, 'chunkBytes');
-    this.#timeoutMs = positive(options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs');
+    options = optionsObject(options);
+    redisUrlOption(options.url);
+    this.ttlMs = positiveOption(options.ttlMs, 'ttlMs') ?? DEFAULT_TTL_MS;
+    this.maxBytes = positiveOption(options.maxBytes, 'maxBytes') ?? DEFAULT_MAX_BYTES;
+    this.leaseTimeoutMs = positiveOption(options.leaseTimeoutMs, 'leaseTimeoutMs') ?? DEFAULT_LEASE_TIMEOUT_MS;
+    this.chunkBytes = positiveOption(options.chunkBytes, 'chunkBytes') ?? DEFAULT_CHUNK_BYTES;
+    this.#timeoutMs = positiveOption(options.commandTimeoutMs, 'commandTimeoutMs') ?? DEFAULT_COMMAND_TIMEOUT_MS;
     this.#prefix = options.keyPrefix ?? 's2sp';
-    const localMaxBytes = positive(options.localMaxBytes ?? DEFAULT_LOCAL_MAX_BYTES, 'localMaxBytes');
+    const localMaxBytes = positiveOption(options.localMaxBytes, 'localMaxBytes') ?? DEFAULT_LOCAL_MAX_BYTES;
     this.#pool = new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, localMaxBytes / 4), fullGc: options.fullGc });
     this.#local = new LocalBodyCache(localMaxBytes, this.#pool);
-    const url = new URL(options.url);
-    if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new RangeError(`a Redis store URL starts with redis:// or rediss://, got ${url.protocol}//`);
     this.#client = createClient({
       url: options.url,
       // Fail fast while disconnected: a queued command would hang a tool call or a fetch until Redis returns.
@@ -141,7 +142,7 @@ export class RedisStore implements BodyStore {
 
   async #put(table: Table, options: PutOptions): Promise<PutResult> {
     if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
-    const ttlMs = Math.ceil(positive(options.ttlMs ?? this.ttlMs, 'ttlMs'));
+    const ttlMs = Math.ceil(positiveOption(options.ttlMs, 'ttlMs') ?? this.ttlMs);
     const bodyTable = bodyTableOf(table);
     let plan: IpcPlan | undefined;
     let known = this.#known.get(bodyTable);
@@ -461,7 +462,13 @@ function isOutOfMemory(error: unknown): boolean {
   return messageOf(error).startsWith('OOM') || messageOf((error as { cause?: unknown } | null)?.cause).startsWith('OOM');
 }
 
-function positive(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
-  return value;
+/** A redis:// or rediss:// URL. @throws S2SPError `S2SP_ERR_OPTION_INVALID` */
+function redisUrlOption(value: unknown): void {
+  let url: URL | undefined;
+  try {
+    url = typeof value === 'string' ? new URL(value) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol !== 'redis:' && url?.protocol !== 'rediss:') throw invalidOption('url', 'a redis:// or rediss:// URL', value);
 }

@@ -27,6 +27,7 @@ interface IdleBuffer {
   readonly since: number;
 }
 
+import { nonNegativeOption, optionsObject, positiveOption } from '../option-checks.js';
 import { GcNudge, type FullGc } from './gc-nudge.js';
 
 /** Buffers are allocated in whole 64 KiB pages, so near sizes share a capacity. */
@@ -48,8 +49,9 @@ export class SharedMemoryPool {
   readonly #gc: GcNudge;
 
   constructor(options: SharedMemoryPoolOptions = {}) {
-    this.maxIdleBytes = options.maxIdleBytes ?? 256 * 1024 * 1024;
-    this.idleTtlMs = options.idleTtlMs ?? 30_000;
+    options = optionsObject(options);
+    this.maxIdleBytes = nonNegativeOption(options.maxIdleBytes, 'maxIdleBytes') ?? 256 * 1024 * 1024;
+    this.idleTtlMs = positiveOption(options.idleTtlMs, 'idleTtlMs') ?? 30_000;
     this.#gc = new GcNudge(options.fullGc);
   }
 

@@ -3,6 +3,7 @@
  * give it: `memory` (the default), or a Redis/Valkey URL,
  * `redis://[user:pass@]host:port[/db]` or `rediss://...` for TLS.
  */
+import { invalidOption, optionsObject } from '../option-checks.js';
 import type { BodyStore } from './body-store.js';
 import type { FullGc } from './gc-nudge.js';
 import { MemoryStore } from './memory-store.js';
@@ -23,16 +24,16 @@ export const StoreKind = { memory: 'memory', redis: 'redis' } as const;
 /** The store kinds a spec can name. */
 export type StoreKind = (typeof StoreKind)[keyof typeof StoreKind];
 
-/** Which kind of store `spec` names. @throws RangeError for anything else */
+/** Which kind of store `spec` names. @throws S2SPError `S2SP_ERR_OPTION_INVALID` for anything else */
 export function storeKindOf(spec: string): StoreKind {
   if (spec === 'memory') return StoreKind.memory;
-  if (/^rediss?:\/\//i.test(spec)) return StoreKind.redis;
-  throw new RangeError(`a store is "memory" or a redis:// or rediss:// URL, got ${JSON.stringify(spec.slice(0, 40))}`);
+  if (typeof spec === 'string' && /^rediss?:\/\//i.test(spec)) return StoreKind.redis;
+  throw invalidOption('store', '"memory" or a redis:// or rediss:// URL', spec);
 }
 
-/** Creates the store `spec` names. @throws RangeError for an unknown spec or bad settings */
+/** Creates the store `spec` names. @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an unknown spec or bad settings */
 export function storeFromSpec(spec: string, settings: StoreSettings = {}): BodyStore {
-  const { onError, ...common } = settings;
+  const { onError, ...common } = optionsObject(settings, 'settings');
   if (storeKindOf(spec) === StoreKind.memory) return new MemoryStore(common);
   return new RedisStore({ url: spec, ...common, onError });
 }

@@ -7,7 +7,7 @@ import type { ToolResult as CallToolResult } from '../control/tool-host.js';
 import { isS2SPError } from '../errors.js';
 import { S2SPServer } from '../server/s2sp-server.js';
 import type { Row } from '../table/rows-from-table.js';
-import { chartRows } from './rows-chart.js';
+import { chartRows, type LeftOutColumn } from './rows-chart.js';
 import { summarizeRows } from './summarize-rows.js';
 import { listenForTransport, listenOptions, metricsRegistryFor, type TransportFlags } from './transport-flags.js';
 
@@ -45,17 +45,32 @@ export async function createConsumerServer(flags: ConsumerFlags): Promise<S2SPSe
   return server;
 }
 
-/** The chart as an image block; none when nothing is numeric; a note when the chart packages are missing. */
+/**
+ * The chart as an image block; none when nothing is numeric; a note naming
+ * the numeric columns it left out, and a note instead of the chart when the
+ * chart packages are missing or Vega cannot draw these rows.
+ */
 async function chartContent(rows: readonly Row[]): Promise<CallToolResult['content']> {
   try {
-    const chart = await chartRows(rows);
-    if (chart === undefined) return [];
-    return [{ type: 'image', data: Buffer.from(chart.png).toString('base64'), mimeType: 'image/png' }];
+    const { chart, leftOut } = await chartRows(rows);
+    const notes: CallToolResult['content'] = leftOut.length === 0 ? [] : [{ type: 'text', text: leftOutNote(leftOut) }];
+    if (chart === undefined) return notes;
+    return [{ type: 'image', data: Buffer.from(chart.png).toString('base64'), mimeType: 'image/png' }, ...notes];
   } catch (error) {
-    // The statistics stand on their own: a missing chart package costs the picture, not the answer.
+    // The statistics stand on their own: a missing chart package or an undrawable chart costs the picture, not the answer.
     if (isS2SPError(error)) return [{ type: 'text', text: `no chart: ${(error as Error).message}` }];
     throw error;
   }
+}
+
+const LEFT_OUT_WHY: Record<LeftOutColumn['reason'], string> = {
+  name: 'named like a JavaScript object property, which the chart library cannot title',
+  range: 'its values are too close together to bin',
+};
+
+/** The answer's note on the numeric columns the chart leaves out (their statistics are in the summary). */
+function leftOutNote(leftOut: readonly LeftOutColumn[]): string {
+  return `the chart leaves out ${leftOut.map(({ column, reason }) => `${JSON.stringify(column)} (${LEFT_OUT_WHY[reason]})`).join(', ')}; their statistics are above`;
 }
 
 /** Runs `s2sp consumer` until the transport closes. */

@@ -12,6 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { TopLevelSpec } from 'vega-lite';
+import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 import { vegaDatasetPath } from './default-dataset.js';
@@ -42,6 +43,22 @@ const COLOR_NAMES = ['depth'];
 // SVG font-family lists fall through to what the machine has; resvg honours them.
 const FONT = 'DejaVu Sans, Helvetica, Arial, sans-serif';
 
+/**
+ * Numeric columns the chart leaves out, and why: `name` for a name Vega
+ * cannot take as a title (a member of Object.prototype such as
+ * `constructor` or `toString`: Vega looks titles up in plain objects and
+ * fails with "Operator not defined", drawing an empty panel), `range` for
+ * values too close together to bin (Vega's binning never ends on a span
+ * below the smallest normal double).
+ */
+export interface LeftOutColumn {
+  column: string;
+  reason: 'name' | 'range';
+}
+
+/** The smallest positive normal double: a histogram's span must be at least this. */
+const MIN_BINNABLE_SPAN = 2 ** -1022;
+
 /** Options of {@link chartSpecFromRows}. */
 export interface ChartSpecOptions {
   /** A TopoJSON topology with a `countries` object, drawn under the map (none: points only). */
@@ -50,17 +67,27 @@ export interface ChartSpecOptions {
 
 /**
  * The Vega-Lite spec charting `rows`, or undefined when they hold no numeric
- * column. Column values are copied under fixed internal names, so column
- * names with dots or brackets need no escaping.
+ * column it can draw. Column values are copied under fixed internal names,
+ * so column names with dots or brackets need no escaping; names Vega cannot
+ * take as titles, and histograms it cannot bin, are left out and listed in
+ * `leftOut` when given.
  */
-export function chartSpecFromRows(rows: readonly Row[], options: ChartSpecOptions = {}): TopLevelSpec | undefined {
-  const numeric = numericColumns(rows);
+export function chartSpecFromRows(rows: readonly Row[], options: ChartSpecOptions = {}, leftOut: LeftOutColumn[] = []): TopLevelSpec | undefined {
+  const numeric: string[] = [];
+  for (const column of numericColumns(rows)) {
+    if (isObjectMember(column)) leftOut.push({ column, reason: 'name' });
+    else numeric.push(column);
+  }
   const pick = (names: readonly string[]) => numeric.find((c) => names.includes(c.toLowerCase()));
   const lon = pick(LONGITUDE_NAMES);
   const lat = pick(LATITUDE_NAMES);
   const hasMap = lon !== undefined && lat !== undefined;
   const coordinates = new Set([lon, lat]);
-  const measure = pick(HISTOGRAM_PREFERRED) ?? numeric.find((c) => !coordinates.has(c));
+  let measure = pick(HISTOGRAM_PREFERRED) ?? numeric.find((c) => !coordinates.has(c));
+  if (measure !== undefined && !binnable(rows, measure)) {
+    leftOut.push({ column: measure, reason: 'range' });
+    measure = undefined;
+  }
   if (measure === undefined && !hasMap) return undefined;
   const color = pick(COLOR_NAMES);
 
@@ -126,33 +153,69 @@ export function chartSpecFromRows(rows: readonly Row[], options: ChartSpecOption
   return spec;
 }
 
-/** Renders a Vega-Lite spec to SVG with a headless Vega View. */
+/**
+ * Renders a Vega-Lite spec to SVG with a headless Vega View. Vega logs most
+ * dataflow errors instead of throwing them and draws what is left; here an
+ * error it logs fails the chart, rather than a half-drawn picture and a
+ * stack in the log.
+ * @throws S2SPError `S2SP_ERR_CHART_UNDRAWABLE`, `S2SP_ERR_CLI_PACKAGE_MISSING`
+ */
 export async function svgFromChartSpec(spec: TopLevelSpec): Promise<string> {
   const vegaLite = await importOptional<typeof import('vega-lite')>('vega-lite');
   const vega = await importOptional<typeof import('vega')>('vega');
-  const view = new vega.View(vega.parse(vegaLite.compile(spec).spec), { renderer: 'none' });
+  const errors: unknown[] = [];
+  const logger = vega.logger(vega.Error);
+  logger.error = (...args: readonly unknown[]) => {
+    errors.push(args.at(-1));
+    return logger;
+  };
+  return undrawable(async () => {
+    const view = new vega.View(vega.parse(vegaLite.compile(spec).spec), { renderer: 'none', logger });
+    try {
+      const svg = await view.toSVG();
+      if (errors.length > 0) throw errors[0];
+      return svg;
+    } finally {
+      view.finalize();
+    }
+  });
+}
+
+/** Rasterises an SVG at scale 1 on white. @throws S2SPError `S2SP_ERR_CHART_UNDRAWABLE`, `S2SP_ERR_CLI_PACKAGE_MISSING` */
+export async function pngFromSvg(svg: string): Promise<RowsChart> {
+  const { Resvg } = await importOptional<typeof import('@resvg/resvg-js')>('@resvg/resvg-js');
+  return undrawable(async () => {
+    const rendered = new Resvg(svg, { background: 'white', font: { loadSystemFonts: true } }).render();
+    return { png: rendered.asPng(), width: rendered.width, height: rendered.height };
+  });
+}
+
+/** Runs a drawing step, turning what Vega or resvg throws into our error. */
+async function undrawable<T>(draw: () => Promise<T>): Promise<T> {
   try {
-    return await view.toSVG();
-  } finally {
-    view.finalize();
+    return await draw();
+  } catch (error) {
+    throw new S2SPError('S2SP_ERR_CHART_UNDRAWABLE', { reason: error instanceof Error ? error.message : String(error) }, { cause: error });
   }
 }
 
-/** Rasterises an SVG at scale 1 on white. */
-export async function pngFromSvg(svg: string): Promise<RowsChart> {
-  const { Resvg } = await importOptional<typeof import('@resvg/resvg-js')>('@resvg/resvg-js');
-  const rendered = new Resvg(svg, { background: 'white', font: { loadSystemFonts: true } }).render();
-  return { png: rendered.asPng(), width: rendered.width, height: rendered.height };
+/** What {@link chartRows} drew, and which numeric columns it left out. */
+export interface ChartOfRows {
+  /** The chart; undefined when nothing could be charted. */
+  chart: RowsChart | undefined;
+  leftOut: LeftOutColumn[];
 }
 
 /**
- * Charts `rows` as a PNG, or resolves undefined when there is nothing to chart.
- * @throws S2SPError `S2SP_ERR_CLI_PACKAGE_MISSING` when vega, vega-lite or @resvg/resvg-js is not installed
+ * Charts `rows` as a PNG; no chart when there is nothing to chart.
+ * @throws S2SPError `S2SP_ERR_CLI_PACKAGE_MISSING` when vega, vega-lite or @resvg/resvg-js is
+ *   not installed; `S2SP_ERR_CHART_UNDRAWABLE` when Vega or resvg fails on these rows
  */
-export async function chartRows(rows: readonly Row[]): Promise<RowsChart | undefined> {
-  const spec = chartSpecFromRows(rows, { world: await worldTopology() });
-  if (spec === undefined) return undefined;
-  return pngFromSvg(await svgFromChartSpec(spec));
+export async function chartRows(rows: readonly Row[]): Promise<ChartOfRows> {
+  const leftOut: LeftOutColumn[] = [];
+  const spec = chartSpecFromRows(rows, { world: await worldTopology() }, leftOut);
+  if (spec === undefined) return { chart: undefined, leftOut };
+  return { chart: await pngFromSvg(await svgFromChartSpec(spec)), leftOut };
 }
 
 let world: Promise<object | undefined> | undefined;
@@ -185,6 +248,25 @@ function numericColumns(rows: readonly Row[]): string[] {
     }
   }
   return [...numeric].filter(([, ok]) => ok).map(([key]) => key);
+}
+
+/** True for the names of Object.prototype's members (`constructor`, `toString`, `__proto__`...), which Vega cannot take as titles. */
+function isObjectMember(name: string): boolean {
+  return Object.prototype.hasOwnProperty.call(Object.prototype, name);
+}
+
+/** False when the finite values of `column` span a range above zero but too small for Vega to bin. */
+function binnable(rows: readonly Row[], column: string): boolean {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const row of rows) {
+    const value = finiteOrNull(row[column]);
+    if (value === null) continue;
+    if (value < min) min = value;
+    if (value > max) max = value;
+  }
+  const span = max - min;
+  return !(span > 0 && span < MIN_BINNABLE_SPAN);
 }
 
 function finiteOrNull(value: unknown): number | null {

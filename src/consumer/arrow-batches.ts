@@ -6,8 +6,9 @@
  * each record batch is decoded by arrow-js on its own, as soon as its
  * message is complete, from the schema, the dictionaries so far and the
  * batch (arrow-js's own async reader reads a message ahead, which would
- * hold a batch back). The schema is checked before any batch, each batch's
- * codec prepared before it is decompressed, and the stream ends only after
+ * hold a batch back). The schema is checked before any batch, each batch
+ * checked and decompressed within the body limit (ipc/checked-batch.ts)
+ * before arrow-js sees it, and the stream ends only after
  * its end-of-stream marker: a transfer cut anywhere throws from the batch
  * where it broke and is never read as fewer rows. Batches already handed
  * over were whole; the caller decides what a failed transfer means for them.
@@ -17,9 +18,10 @@
  */
 import { RecordBatchReader, type RecordBatch, type Schema } from 'apache-arrow';
 import { isS2SPError } from '../errors.js';
+import { checkedBatchMessage, decompressionBudget } from '../ipc/checked-batch.js';
 import { IpcStreamError, walkIpcStream, type WalkedMessage } from '../ipc/stream-walk.js';
 import { MAX_ROW_ID } from '../protocol/row-id.js';
-import { checkRowIdField, prepareCodec } from './arrow-body.js';
+import { arrowStreamFailure, checkRowIdField } from './arrow-body.js';
 import { responseInvalid as invalid } from './http-failure.js';
 
 /** An Arrow answer opened for reading batch by batch. */
@@ -34,12 +36,16 @@ export interface ArrowBatches {
 
 /**
  * Opens an Arrow IPC stream answer: reads up to its schema message.
+ * @param maxBytes the most bytes the body's buffers may decompress to, all batches together
  * @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID` (not Arrow, cut short, no
- *   integer `_row_id` first); the batches throw it too, and `S2SP_ERR_CODEC_UNAVAILABLE`
+ *   integer `_row_id` first); the batches throw it too (a corrupt batch), and
+ *   `S2SP_ERR_CONSUMER_BODY_TOO_LARGE`, `S2SP_ERR_CODEC_UNAVAILABLE`
  */
-export async function openArrowBatches(chunks: AsyncIterable<Uint8Array>): Promise<ArrowBatches> {
+export async function openArrowBatches(chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<ArrowBatches> {
   const walk: AsyncGenerator<WalkedMessage, unknown> = walkIpcStream(chunks);
-  const first = await step(walk);
+  const budget = decompressionBudget(maxBytes);
+  const step = (): Promise<WalkedMessage | undefined> => stepOf(walk, maxBytes);
+  const first = await step();
   if (first === undefined) throw invalid({ problem: 'noSchema' });
   const schemaBytes = first.bytes;
   const schema = decode(() => RecordBatchReader.from(schemaBytes).open().schema);
@@ -50,17 +56,15 @@ export async function openArrowBatches(chunks: AsyncIterable<Uint8Array>): Promi
     let previous = -1;
     try {
       for (;;) {
-        const next = await step(walk);
+        const next = await step();
         if (next === undefined) return;
-        if (next.codec !== undefined) {
-          prepareCodec(next.codec);
-          compressed = true;
-        }
+        if (next.codec !== undefined) compressed = true;
+        const checked = checkOrFail(() => checkedBatchMessage(schema, next, budget), maxBytes);
         if (next.kind === 'dictionary-batch') {
-          dictionaries.push(next.bytes);
+          dictionaries.push(checked);
           continue;
         }
-        const decoded = decode(() => [...RecordBatchReader.from([schemaBytes, ...dictionaries, next.bytes])]);
+        const decoded = decode(() => [...RecordBatchReader.from([schemaBytes, ...dictionaries, checked])]);
         const rows = decoded.reduce((n, batch) => n + batch.numRows, 0);
         if (rows !== next.rows) throw invalid({ problem: 'batchRowCount', index: next.index, declared: next.rows, decoded: rows });
         for (const batch of decoded) {
@@ -77,13 +81,23 @@ export async function openArrowBatches(chunks: AsyncIterable<Uint8Array>): Promi
 }
 
 /** The walk's next message, or undefined after the end-of-stream marker. */
-async function step(walk: AsyncGenerator<WalkedMessage, unknown>): Promise<WalkedMessage | undefined> {
+async function stepOf(walk: AsyncGenerator<WalkedMessage, unknown>, maxBytes: number): Promise<WalkedMessage | undefined> {
   try {
     const next = await walk.next();
     return next.done === true ? undefined : next.value;
   } catch (error) {
     if (isS2SPError(error) || !(error instanceof IpcStreamError)) throw error;
-    throw error.kind === 'truncated' ? invalid({ problem: 'cutShort', reason: error.message }) : invalid({ problem: 'badStream', reason: error.message }, error.cause);
+    throw arrowStreamFailure(error, maxBytes);
+  }
+}
+
+/** Runs a batch check, turning what the ipc/ layer refuses into our error. */
+function checkOrFail<T>(check: () => T, maxBytes: number): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof IpcStreamError) throw arrowStreamFailure(error, maxBytes);
+    throw error;
   }
 }
 

@@ -6,12 +6,14 @@
  * Order matters: the stream's framing is walked first (ipc-stream-walk.ts),
  * so a body cut short fails before arrow-js, which would read it as fewer
  * rows, ever sees it; then the schema is checked, so a foreign stream fails
- * before anything is decompressed; then arrow-js decodes. Uncompressed
- * columns are views of the response bytes, not copies.
+ * before anything is decompressed; then every batch is checked and
+ * decompressed within `maxBytes` (ipc/checked-batch.ts), and arrow-js
+ * decodes. Uncompressed columns are views of the response bytes, not copies.
  */
-import { CompressionType, DataType, compressionRegistry, tableFromIPC, type Schema, type Table } from 'apache-arrow';
+import { DataType, type CompressionType, type Schema, type Table } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
-import { ipcCodecAvailable, ipcCodecOfCompressionType, registerArrowDecoder } from '../ipc/codec-registry.js';
+import { checkedTable, decompressionBudget } from '../ipc/checked-batch.js';
+import { ipcCodecOfCompressionType } from '../ipc/codec-registry.js';
 import type { IpcCodec } from '../protocol/media-types.js';
 import { MAX_ROW_ID, ROW_ID } from '../protocol/row-id.js';
 import { responseInvalid as invalid } from './http-failure.js';
@@ -33,20 +35,23 @@ export interface ArrowBody extends DecodedBody {
  * `columns` the schema's field names.
  *
  * @param bytes the response body; 8-byte aligned avoids a copy of each message body
+ * @param maxBytes the most bytes its buffers may decompress to, all together
  * @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID` when the stream is cut short
  *   (mid-message, or at a message boundary without the end-of-stream marker), is not
- *   Arrow IPC, or does not start with an integer `_row_id` holding unique ids;
- *   `S2SP_ERR_CODEC_UNAVAILABLE` when it is compressed with a codec this platform lacks
+ *   Arrow IPC, holds a batch whose buffers do not match its header, or does not start
+ *   with an integer `_row_id` holding unique ids; `S2SP_ERR_CONSUMER_BODY_TOO_LARGE`
+ *   when its buffers declare more than `maxBytes` decompressed; `S2SP_ERR_CODEC_UNAVAILABLE`
+ *   when it is compressed with a codec this platform lacks
  */
-export function bodyFromArrow(bytes: Uint8Array): ArrowBody {
+export function bodyFromArrow(bytes: Uint8Array, maxBytes: number): ArrowBody {
   const outline = completeOutline(bytes);
   checkRowIdField(outline.schema);
-  for (const codec of outline.codecs) prepareCodec(codec);
   let table: Table;
   try {
-    table = tableFromIPC(bytes);
+    table = checkedTable(outline, decompressionBudget(maxBytes));
   } catch (error) {
     if (isS2SPError(error)) throw error;
+    if (error instanceof IpcStreamError) throw arrowStreamFailure(error, maxBytes);
     throw invalid({ problem: 'arrowUndecodable', reason: (error as Error).message }, error);
   }
   // The walk proved the stream complete; this proves the reader used all of it.
@@ -63,6 +68,24 @@ export function bodyFromArrow(bytes: Uint8Array): ArrowBody {
   };
 }
 
+/**
+ * The consumer's error for an Arrow answer the ipc/ layer refused: cut
+ * short, not Arrow, a corrupt batch (naming its column), or buffers that
+ * decompress past `maxBytes`.
+ */
+export function arrowStreamFailure(error: IpcStreamError, maxBytes: number): S2SPError {
+  switch (error.kind) {
+    case 'truncated':
+      return invalid({ problem: 'cutShort', reason: error.message });
+    case 'invalid':
+      return invalid({ problem: 'batchInvalid', column: error.column, reason: error.message }, error.cause);
+    case 'oversized':
+      return new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'decompressed', maxBytes, reason: error.message });
+    default:
+      return invalid({ problem: 'badStream', reason: error.message }, error.cause);
+  }
+}
+
 function firstCodecOf(types: ReadonlySet<CompressionType>): IpcCodec | undefined {
   for (const type of types) return ipcCodecOfCompressionType(type);
   return undefined;
@@ -74,25 +97,6 @@ export function checkRowIdField(schema: Schema): void {
   if (first === undefined) throw invalid({ problem: 'noFields' });
   if (first.name !== ROW_ID) throw invalid({ problem: 'firstField', name: first.name });
   if (!DataType.isInt(first.type)) throw invalid({ problem: 'rowIdType', type: String(first.type) });
-}
-
-/**
- * Makes sure arrow-js can decompress `codec`. LZ4 and ZSTD always use our
- * codecs (re-registered, so a decoder someone else put in arrow-js's global
- * registry cannot stand in for them); another codec only works if the
- * embedding application registered a decoder itself, since we never ask for it.
- */
-export function prepareCodec(type: CompressionType): void {
-  const ours = ipcCodecOfCompressionType(type);
-  if (ours !== undefined) {
-    if (!ipcCodecAvailable(ours)) throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'sentMissing', codec: ours });
-    registerArrowDecoder(ours);
-    return;
-  }
-  if (typeof compressionRegistry.get(type)?.decode !== 'function') {
-    const name = CompressionType[type] ?? `codec ${type}`;
-    throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'codecSent', codec: name });
-  }
 }
 
 /**
@@ -134,8 +138,7 @@ function completeOutline(bytes: Uint8Array): StreamOutline {
     return outlineIpcStream(bytes);
   } catch (error) {
     if (!(error instanceof IpcStreamError)) throw error;
-    throw error.kind === 'truncated'
-      ? invalid({ problem: 'cutShort', reason: error.message })
-      : invalid({ problem: 'badStream', reason: error.message }, error.cause);
+    // The walk reads framing only: no batch is checked or decompressed yet.
+    throw arrowStreamFailure(error, 0);
   }
 }

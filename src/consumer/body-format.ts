@@ -86,16 +86,17 @@ export function acceptFor(format: BodyFormat, codecs: readonly IpcCodec[] = []):
  * @param bytes the response body
  * @param contentType the response's Content-Type header, if any
  * @param format the format asked for; `json` or `arrow` refuses the other one
+ * @param maxBytes the consumer's body limit, which also bounds what compressed Arrow decompresses to
  * @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID`, `S2SP_ERR_CODEC_UNAVAILABLE`,
  *   `S2SP_ERR_CONSUMER_BODY_TOO_LARGE` (from the decoders)
  */
-export function decodeAnswer(bytes: Uint8Array, contentType: string | undefined, format: BodyFormat): AnsweredBody {
+export function decodeAnswer(bytes: Uint8Array, contentType: string | undefined, format: BodyFormat, maxBytes: number): AnsweredBody {
   const mediaType = mediaTypeOf(contentType);
   const answered = mediaType === ARROW_STREAM_TYPE ? 'arrow' : 'json';
   if (format !== BodyFormat.auto && answered !== format) {
     throw responseInvalid({ problem: 'wrongFormat', asked: format, contentType });
   }
-  if (answered === 'arrow') return { ...bodyFromArrow(bytes), format: answered };
+  if (answered === 'arrow') return { ...bodyFromArrow(bytes, maxBytes), format: answered };
   return { ...bodyFromJson(bytes), format: answered, compressed: false };
 }
 

@@ -77,7 +77,7 @@ export async function fetchBodyBatches(resourceUrl: string, options: FetchBodyOp
       throw responseInvalid({ problem: 'wrongFormat', asked: format, contentType });
     }
     if (answered === 'arrow') {
-      const opened = await openArrowBatches(chunks);
+      const opened = await openArrowBatches(chunks, maxBytes);
       coverage.checkColumns(opened.schema);
       const batches = withCleanup(covered(opened.batches, coverage), stop);
       return {

@@ -133,7 +133,7 @@ async function fetchUncounted(resourceUrl: string, options: FetchBodyOptions): P
     onProgress: options.onProgress,
     streamFor: (type) => jsonStreamFor(type, format),
   });
-  const decoded = answer.decoded !== undefined ? { ...answer.decoded, format: 'json' as const, compressed: false } : decodeAnswer(answer.bytes as Buffer, answer.contentType, format);
+  const decoded = answer.decoded !== undefined ? { ...answer.decoded, format: 'json' as const, compressed: false } : decodeAnswer(answer.bytes as Buffer, answer.contentType, format, maxBytes);
   const { table } = decoded;
   const coverage = new AnswerCoverage(options.rowIds, options.columns);
   coverage.checkColumns(table.schema, decoded.format === 'json' ? { columns: decoded.columns, rows: table.numRows } : undefined);

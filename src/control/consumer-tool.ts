@@ -9,7 +9,7 @@ import * as z from 'zod/v4';
 import type { ConsumerArgs } from '../consumer/consumer-args.js';
 import { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from '../consumer/resolve.js';
 import { resolveConsumerBatches, type ResolvedBatches } from '../consumer/resolve-batches.js';
-import { invalidOption, positiveOption, stringListOption } from '../option-checks.js';
+import { functionOption, invalidOption, nonEmptyStringOption, optionsObject, positiveOption, stringListOption } from '../option-checks.js';
 import type { Row } from '../table/rows-from-table.js';
 import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
 import { jsonToolResult, toolFailureResult, type ToolErrorLog } from './tool-results.js';
@@ -100,6 +100,8 @@ export function registerConsumerTool<Host extends McpToolHost>(
   handler: ConsumerToolHandler | ConsumerBatchToolHandler,
   options: ConsumerToolOptions = {},
 ): RegisteredToolOf<Host> {
+  nonEmptyStringOption(name, 'name');
+  functionOption(handler, 'handler');
   checkConsumerOptions(options);
   const { onToolError, batches, ...resolveOptions } = options;
   if (batches === true) {
@@ -155,7 +157,12 @@ function registerBatchConsumerTool<Host extends McpToolHost>(
   });
 }
 
-function checkConsumerOptions(options: ConsumerToolOptions): void {
+/**
+ * Checks a consumer tool's options (also when a server is built with them).
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
+ */
+export function checkConsumerOptions(value: ConsumerToolOptions | undefined, name = 'options'): void {
+  const options = optionsObject(value, name);
   positiveOption(options.maxBodyBytes, 'maxBodyBytes');
   positiveOption(options.timeoutMs, 'timeoutMs');
   for (const origin of stringListOption(options.allowedOrigins, 'allowedOrigins') ?? []) {

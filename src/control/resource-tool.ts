@@ -9,7 +9,7 @@ import { Table } from 'apache-arrow';
 import { isRecordBatchSource, openBodyBatches, tableFromBatchStream, type RecordBatchSource } from '../table/batch-stream.js';
 import type { BodyStore, PutResult } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
-import { integerOption } from '../option-checks.js';
+import { functionOption, integerOption, invalidOption, nonEmptyStringOption, optionsObject, storeOption } from '../option-checks.js';
 import { ABSTRACT_FORMATS, type AbstractFormat } from '../protocol/abstract-format.js';
 import { SYNC_BODY_META_KEY } from '../protocol/sync-body-meta.js';
 import { bodyTableOf } from '../table/body-table.js';
@@ -97,7 +97,8 @@ const ADDED_PARAMS: Record<ZodFlavour, ZodRawShapeCompat> = {
  * answered as `S2SP_ERR_TOOL_FAILED`, naming no internals.
  * @param context where bodies go: a store and its resource_urls (a `createDataPlane` handle fits)
  * @throws Error when the tool's own schema already defines `abstract_domains`, `mode` or `abstract_format`
- * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an abstract row limit that is not a positive integer
+ * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for a missing or wrong-typed name, handler, store or
+ *   resourceUrlFor, or an abstract row limit that is not a positive integer
  */
 export function registerResourceTool<Shape extends ZodRawShapeCompat, Host extends McpToolHost>(
   mcp: Host,
@@ -106,6 +107,12 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat, Host exten
   handler: ResourceToolHandler<Shape>,
   context: ResourceToolContext,
 ): RegisteredToolOf<Host> {
+  nonEmptyStringOption(name, 'name');
+  functionOption(handler, 'handler');
+  // Required, unlike most options objects: absent is refused too.
+  if (context === undefined) throw invalidOption('context', 'an object', context);
+  storeOption(optionsObject(context, 'context').store, 'context.store');
+  functionOption(context.resourceUrlFor, 'context.resourceUrlFor');
   const own: ZodRawShapeCompat = rawShapeOf(config.inputSchema);
   const added = ADDED_PARAMS[flavourOf(own)];
   for (const key of Object.keys(added)) {

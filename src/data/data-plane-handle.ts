@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { BodyStore } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
+import { httpUrlOption, optionsObject, positiveOption, storeOption } from '../option-checks.js';
 import { resourceUrlOf } from '../protocol/data-path.js';
 import { s2spDataPlane, type DataPlaneOptions } from './data-plane-plugin.js';
 
@@ -50,7 +51,11 @@ export interface DataPlane {
 
 /** Creates a data plane for `options.store`; mount its `plugin` on your app. */
 export function createDataPlane(options: CreateDataPlaneOptions): DataPlane {
-  const { publicUrl, ttlMs, ...pluginOptions } = options;
+  const checked = optionsObject(options);
+  storeOption(checked.store);
+  httpUrlOption(checked.publicUrl, 'publicUrl');
+  positiveOption(checked.ttlMs, 'ttlMs');
+  const { publicUrl, ttlMs, ...pluginOptions } = checked;
   let mountedOn: FastifyInstance | undefined;
   const plugin: FastifyPluginAsync = async (app) => {
     if (mountedOn !== undefined) throw new Error('this S2SP data plane is already mounted; create one per app');

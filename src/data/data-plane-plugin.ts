@@ -34,7 +34,7 @@ import { DATA_ROUTE, DATA_ROUTE_WILDCARD, HEALTH_PATH, METRICS_PATH } from '../p
 import { dataPlaneMetricsFor, serveMetrics } from './metrics.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
 import { JSON_CONTENT_TYPE, JSON_TYPE, arrowStreamType } from '../protocol/media-types.js';
-import { integerOption, invalidOption } from '../option-checks.js';
+import { storeOption, integerOption } from '../option-checks.js';
 
 /** Default limit of a fetch request body: 16 MiB (a million row ids fit). */
 export const DEFAULT_REQUEST_BODY_LIMIT = 16 * 1024 * 1024;
@@ -85,7 +85,7 @@ const MAX_CHUNK_ROWS = 2 ** 31 - 1;
  */
 export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, options) => {
   const { store } = options;
-  if (typeof store?.lease !== 'function') throw invalidOption('store', 'a BodyStore', store);
+  storeOption(store);
   const bodyLimit = integerOption(options.bodyLimit, 'bodyLimit', 1) ?? DEFAULT_REQUEST_BODY_LIMIT;
   const chunkRows = integerOption(options.chunkRows, 'chunkRows', 1, MAX_CHUNK_ROWS) ?? DEFAULT_CHUNK_ROWS;
   const inlineCellLimit = integerOption(options.inlineCellLimit, 'inlineCellLimit', 0);

@@ -10,7 +10,7 @@
  * codec off (the tests simulate a platform without a binary this way).
  * Registrations are per thread: encoder workers load the built-in codecs.
  */
-import { CompressionType, compressionRegistry } from 'apache-arrow';
+import { CompressionType } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import { IPC_CODECS, IpcCodec } from '../protocol/media-types.js';
 import type { IpcBufferCodec } from './buffer-codec.js';
@@ -95,18 +95,6 @@ export function ipcCodec(name: IpcCodec): IpcBufferCodec {
   const state = stateOf(name);
   if ('codec' in state) return state.codec;
   throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'missing', codec: name, reason: state.error });
-}
-
-/**
- * Lets arrow-js's IPC reader decompress bodies of this codec, with our
- * implementation. Only `decode` is registered: arrow-js 21.1-21.2 writes the
- * compressed length where the format wants the uncompressed one, so s2sp
- * writes compressed messages itself (message-writer.ts).
- * @throws S2SPError `S2SP_ERR_CODEC_UNAVAILABLE`
- */
-export function registerArrowDecoder(name: IpcCodec): void {
-  const codec = ipcCodec(name);
-  compressionRegistry.set(COMPRESSION_TYPE_OF[name], { decode: (bytes: Uint8Array) => codec.decompress(bytes) });
 }
 
 /** Our codec name for an Arrow CompressionType, if we have one. */

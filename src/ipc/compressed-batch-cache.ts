@@ -10,6 +10,7 @@
  * dropped once the body itself is garbage (the store let go of it), or by
  * {@link CompressedBatchCache.delete}.
  */
+import { nonNegativeOption, optionsObject } from '../option-checks.js';
 import type { FieldNode } from 'apache-arrow/ipc/metadata/message';
 import type { IpcCodec } from '../protocol/media-types.js';
 
@@ -59,9 +60,7 @@ export class CompressedBatchCache {
   #compressedColumns = 0;
 
   constructor(options: CompressedBatchCacheOptions = {}) {
-    const maxBytes = options.maxBytes ?? DEFAULT_COMPRESSED_CACHE_BYTES;
-    if (!Number.isFinite(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a number >= 0, got ${maxBytes}`);
-    this.maxBytes = maxBytes;
+    this.maxBytes = nonNegativeOption(optionsObject(options).maxBytes, 'maxBytes') ?? DEFAULT_COMPRESSED_CACHE_BYTES;
   }
 
   /**

@@ -52,7 +52,7 @@ function padTo8(n: number): number {
 }
 
 /** Frames flatbuffer message metadata: continuation marker, aligned length, metadata, padding. */
-function framedMetadata(message: Message): Uint8Array {
+export function framedMetadata(message: Message): Uint8Array {
   const metadata = Message.encode(message);
   const aligned = padTo8(metadata.byteLength + 8);
   const out = new Uint8Array(aligned);

@@ -19,20 +19,29 @@ import { Message, MessageHeader, type CompressionType, type Schema } from 'apach
 import { CONTINUATION } from '../protocol/arrow-framing.js';
 
 /**
- * Why a stream is not whole. `truncated`: it stops early (mid-message or on
- * a message boundary without the end marker); `malformed`: it is not an
- * Arrow IPC stream, or has bytes after its end. Callers map it to their own
- * error (a consumer's invalid response, the CLI's unreadable input).
+ * Why a stream cannot be used. `truncated`: it stops early (mid-message or
+ * on a message boundary without the end marker); `malformed`: it is not an
+ * Arrow IPC stream, or has bytes after its end; `invalid`: a batch's buffers
+ * do not hold what its header declares (batch-validation.ts), `column`
+ * names the field; `oversized`: its buffers decompress past the reader's
+ * budget (checked-batch.ts). Callers map it to their own error (a
+ * consumer's invalid response, the CLI's unreadable input).
  */
 export class IpcStreamError extends Error {
-  readonly kind: 'truncated' | 'malformed';
+  readonly kind: IpcStreamErrorKind;
+  /** The column (field path, dot-joined) a batch check failed on. */
+  readonly column: string | undefined;
 
-  constructor(kind: 'truncated' | 'malformed', message: string, options?: { cause?: unknown }) {
+  constructor(kind: IpcStreamErrorKind, message: string, options?: { cause?: unknown; column?: string }) {
     super(message, options);
     this.name = 'IpcStreamError';
     this.kind = kind;
+    this.column = options?.column;
   }
 }
+
+/** The kinds of {@link IpcStreamError}. */
+export type IpcStreamErrorKind = 'truncated' | 'malformed' | 'invalid' | 'oversized';
 
 /** What the walk learned about a complete stream. */
 export interface StreamOutline {
@@ -44,6 +53,8 @@ export interface StreamOutline {
   rows: number;
   /** Buffer codecs used by any (record or dictionary) batch; empty when uncompressed. */
   codecs: Set<CompressionType>;
+  /** Every message, schema first, as views of the walked bytes. */
+  messages: WalkedMessage[];
 }
 
 /**
@@ -60,7 +71,7 @@ export interface StreamOutline {
 export function outlineIpcStream(bytes: Uint8Array): StreamOutline {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const end = bytes.byteLength;
-  const tally: Tally = { recordBatches: 0, rows: 0, codecs: new Set() };
+  const tally: Tally = { recordBatches: 0, rows: 0, codecs: new Set(), messages: [] };
   let pos = 0;
   let index = 0;
   for (;;) {
@@ -91,7 +102,17 @@ export function outlineIpcStream(bytes: Uint8Array): StreamOutline {
     const bodyLength = message.bodyLength;
     if (!Number.isSafeInteger(bodyLength) || bodyLength < 0) throw notArrow(`message ${index} declares a body length of ${bodyLength}`);
     if (metadataEnd + bodyLength > end) throw cutShort(`ends inside the body of message ${index}`);
-    noteMessage(message, index, tally);
+    const rowsBefore = tally.rows;
+    const codec = noteMessage(message, index, tally);
+    tally.messages.push({
+      bytes: bytes.subarray(pos, metadataEnd + bodyLength),
+      index,
+      kind: kindOf(message, index),
+      codec,
+      rows: tally.rows - rowsBefore,
+      message,
+      bodyOffset: prefix + metadataLength,
+    });
     pos = metadataEnd + bodyLength;
     index++;
   }
@@ -154,6 +175,14 @@ export interface WalkedMessage {
   codec?: CompressionType;
   /** Rows of a record batch, as its header declares them (0 for other messages). */
   rows: number;
+  /** The decoded metadata. */
+  message: Message;
+  /** Where the body starts in `bytes` (after the prefix and metadata). */
+  bodyOffset: number;
+}
+
+function kindOf(message: Message, index: number): WalkedMessage['kind'] {
+  return index === 0 ? 'schema' : message.isDictionaryBatch() ? 'dictionary-batch' : 'record-batch';
 }
 
 /**
@@ -175,7 +204,8 @@ const MAX_LEGACY_FIRST_METADATA = 16 * 1024 * 1024;
  */
 export async function* walkIpcStream(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<WalkedMessage, StreamOutline> {
   const queue = new ByteQueue(chunks[Symbol.asyncIterator]());
-  const tally: Tally = { recordBatches: 0, rows: 0, codecs: new Set() };
+  // The messages go to the caller one by one; the outline keeps none of them.
+  const tally: Tally = { recordBatches: 0, rows: 0, codecs: new Set(), messages: [] };
   for (let index = 0; ; index++) {
     if (!(await queue.fill(4))) {
       if (queue.length > 0) throw cutShort(`ends inside the prefix of message ${index}`);
@@ -209,8 +239,7 @@ export async function* walkIpcStream(chunks: AsyncIterable<Uint8Array>): AsyncGe
     if (!(await queue.fill(total))) throw cutShort(`ends inside the body of message ${index}`);
     const bytes = new Uint8Array(total);
     queue.take(bytes);
-    const kind = index === 0 ? 'schema' : message.isDictionaryBatch() ? 'dictionary-batch' : 'record-batch';
-    yield { bytes, index, kind, codec, rows: tally.rows - rowsBefore };
+    yield { bytes, index, kind: kindOf(message, index), codec, rows: tally.rows - rowsBefore, message, bodyOffset: prefix + metadataLength };
   }
 }
 

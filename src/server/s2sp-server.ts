@@ -28,13 +28,14 @@ import { METRICS_PATH, resourceUrlOf } from '../protocol/data-path.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
 import { JSON_CONTENT_TYPE } from '../protocol/media-types.js';
 import {
+  checkConsumerOptions,
   registerConsumerTool,
   type ConsumerBatchToolHandler,
   type ConsumerToolConfig,
   type ConsumerToolHandler,
 } from '../control/consumer-tool.js';
 import { stderrToolErrorLog, type ToolErrorLog } from '../control/tool-results.js';
-import { httpUrlOption, integerOption, invalidOption, positiveOption, stringListOption } from '../option-checks.js';
+import { httpUrlOption, integerOption, invalidOption, optionsObject, positiveOption, stringListOption, storeOption } from '../option-checks.js';
 import { s2spClientErrorHandler, s2spFrameworkErrors } from './client-errors.js';
 import { createHostGuard, hostnameOfHeader } from './host-guard.js';
 import { applyHttpTimeouts, checkIntervalMs, resolveHttpTimeouts, type HttpTimeouts } from './http-timeouts.js';
@@ -421,8 +422,9 @@ function reachableHosts(host: string, publicUrl: string | undefined): string[] {
  * @returns the HTTP timeouts, defaults filled in
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
  */
-function checkServerOptions(options: S2SPServerOptions): Required<HttpTimeouts> {
-  if (typeof options?.name !== 'string' || options.name === '') throw invalidOption('name', 'a non-empty string', options?.name);
+function checkServerOptions(value: S2SPServerOptions): Required<HttpTimeouts> {
+  const options = optionsObject(value);
+  if (typeof options.name !== 'string' || options.name === '') throw invalidOption('name', 'a non-empty string', options.name);
   if (options.sdk !== undefined && options.sdk !== 'v1' && options.sdk !== 'v2') throw invalidOption('sdk', '"v2" or "v1"', options.sdk);
   if (options.host !== undefined && (typeof options.host !== 'string' || options.host.trim() === '')) {
     throw invalidOption('host', 'a non-empty string', options.host);
@@ -435,6 +437,8 @@ function checkServerOptions(options: S2SPServerOptions): Required<HttpTimeouts> 
   if (options.app !== undefined && (typeof options.app !== 'object' || options.app === null || typeof options.app.register !== 'function')) {
     throw invalidOption('app', 'a fastify instance', options.app);
   }
+  storeOption(options.store, 'store', true);
+  if (options.consumer !== undefined) checkConsumerOptions(options.consumer, 'consumer');
   positiveOption(options.ttlSeconds, 'ttlSeconds');
   positiveOption(options.maxCacheBytes, 'maxCacheBytes');
   integerOption(options.abstractRowLimit, 'abstractRowLimit', 1);

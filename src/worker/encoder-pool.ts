@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
-import { integerOption } from '../option-checks.js';
+import { optionsObject, integerOption } from '../option-checks.js';
 import type { EncodeTask } from './encode-task.js';
 
 /** Options of {@link createEncoderPool}. */
@@ -68,6 +68,7 @@ function moduleHref(file: string | URL): string {
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for a thread count or idle timeout that is not a positive integer, or a nice increment outside 0 to 19
  */
 export function createEncoderPool(options: EncoderPoolOptions = {}): EncoderPool {
+  options = optionsObject(options);
   const threads = integerOption(options.threads, 'threads', 1) ?? Math.min(4, availableParallelism());
   const niceIncrement = integerOption(options.niceIncrement, 'niceIncrement', 0, MAX_NICE_INCREMENT) ?? DEFAULT_NICE_INCREMENT;
   const piscina = new Piscina<EncodeTask, Uint8Array>({

@@ -181,9 +181,9 @@ test('a body whose tokens went while a timed-out lease still streams it is not h
   await next.commit();
 });
 
-test('invalid options are a RangeError', () => {
+test('invalid options are S2SP_ERR_OPTION_INVALID', () => {
   for (const options of [{ ttlMs: 0 }, { ttlMs: -1 }, { ttlMs: NaN }, { maxBytes: 0 }, { maxBytes: Infinity }, { leaseTimeoutMs: 0 }]) {
-    assert.throws(() => new MemoryStore(options), RangeError, JSON.stringify(options));
+    assert.throws(() => new MemoryStore(options), { code: 'S2SP_ERR_OPTION_INVALID' }, JSON.stringify(options));
   }
 });
 

@@ -4,6 +4,7 @@
  * `s2sp demo` in both modes, and the CLI's errors.
  */
 import { test } from 'node:test';
+import { Table, Utf8, tableToIPC, vectorFromArray } from 'apache-arrow';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CLI_PATH as CLI, runCli, startCliServer } from '../support/cli-process.js';
 import { expectConsumed } from '../support/expect-consumed.js';
 import { decodePng } from '../support/png.js';
+import { fileOf, patchFirstBatch } from '../support/corrupt-ipc.js';
 
 
 
@@ -152,7 +154,7 @@ const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
   ['bad mode', ['demo', '--mode', 'later'], 2, /--mode must be one of/],
   ['bad abstract format', ['demo', '--abstract-format', 'csv'], 2, /--abstract-format must be one of/],
   ['missing file', ['serve', '/nonexistent/table.json'], 1, /S2SP_ERR_INPUT_UNREADABLE/],
-  ['bad store', ['serve', '--store', 'postgres://db'], 2, /--store \(or S2SP_STORE\): a store is "memory" or a redis:\/\/ or rediss:\/\/ URL/],
+  ['bad store', ['serve', '--store', 'postgres://db'], 2, /--store \(or S2SP_STORE\): option store must be "memory" or a redis:\/\/ or rediss:\/\/ URL/],
   ['bad lease timeout', ['serve', '--lease-timeout', '0'], 2, /--lease-timeout must be a positive number of seconds/],
 ];
 
@@ -168,4 +170,23 @@ test('cli error: S2SP_STORE names the store when --store is absent', async () =>
   const { code, stderr } = await runCli(['serve'], { timeoutMs: 20_000, env: { ...process.env, S2SP_STORE: 'mongodb://x' } });
   assert.equal(code, 2, stderr);
   assert.match(stderr, /--store \(or S2SP_STORE\)/);
+});
+
+test('s2sp serve: an Arrow file whose batch claims 1,000,000,000 rows over buffers for 4,242 is refused at start, without a memory blow-up', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 's2sp-lying-'));
+  const rows = 4242;
+  const table = new Table({
+    n: vectorFromArray(Int32Array.from({ length: rows }, (_, i) => i)),
+    s: vectorFromArray(Array.from({ length: rows }, (_, i) => `v${i}`), new Utf8()),
+  });
+  const file = join(dir, 'lying.arrow');
+  writeFileSync(file, fileOf(patchFirstBatch(tableToIPC(table, 'stream'), { length: 1_000_000_000, nodeLength: 1_000_000_000 })));
+  // The child reports its own peak RSS as it exits.
+  const probe = join(dir, 'peak-rss.cjs');
+  writeFileSync(probe, "process.on('exit', () => process.stderr.write(`\\npeak-rss ${process.resourceUsage().maxRSS * 1024}\\n`));\n");
+  const { code, stderr } = await runCli(['serve', file], { timeoutMs: 60_000, env: { ...process.env, NODE_OPTIONS: `--require ${probe}` } });
+  assert.equal(code, 1, stderr);
+  assert.match(stderr, /S2SP_ERR_INPUT_UNREADABLE/);
+  const peak = Number(/peak-rss (\d+)/.exec(stderr)?.[1]);
+  assert.ok(peak < 512 * 2 ** 20, `s2sp serve peaked at ${(peak / 2 ** 20).toFixed(0)} MiB`);
 });

@@ -43,3 +43,15 @@ test('rows with nothing numeric get the statistics only', async (t) => {
   assert.notEqual(result.isError, true);
   assert.deepEqual(result.content.map((c) => c.type), ['text']);
 });
+
+test('a column named constructor (Vega logged "Operator not defined: undefined" and drew an empty histogram) is left out, and the answer says so', async (t) => {
+  const rows = Array.from({ length: 30 }, (_, i) => ({ name: `r${i}`, constructor: i * 1.5, toString: i, price: (i % 7) + 0.5 }));
+  const result = await summarize(t, rows, '*');
+  assert.notEqual(result.isError, true);
+  assert.deepEqual(result.content.map((c) => c.type), ['text', 'image', 'text']);
+  const note = (result.content[2] as { text: string }).text;
+  assert.match(note, /"constructor"/);
+  assert.match(note, /"toString"/);
+  const png = decodePng(Buffer.from((result.content[1] as { data: string }).data, 'base64'));
+  assert.ok(inkShare(png) > 0.02, 'the price histogram is drawn');
+});

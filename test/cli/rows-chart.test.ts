@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CHART_MAX_ROWS, chartRows, chartSpecFromRows, pngFromSvg, svgFromChartSpec } from '../../src/cli/rows-chart.js';
 import { decodePng, inkShare, pngSize, type DecodedPng } from '../support/png.js';
+import { codeOf } from '../support/code-of.js';
 
 /** Earthquake-like rows, deterministic: magnitudes 4..6.5, spread over the globe. */
 function quakes(n: number): Record<string, unknown>[] {
@@ -48,7 +49,7 @@ test('earthquakes get a magnitude histogram and a longitude/latitude map over th
 });
 
 test('the PNG decodes to the size its SVG declared, with bars and countries drawn', async () => {
-  const chart = await chartRows(quakes(128));
+  const { chart } = await chartRows(quakes(128));
   assert.ok(chart);
   const png = decodePng(chart.png);
   assert.deepEqual({ width: png.width, height: png.height }, { width: chart.width, height: chart.height });
@@ -75,7 +76,7 @@ test('a table without coordinates gets the histogram of its first numeric column
   const spec = chartSpecFromRows(rows) as any;
   assert.equal(spec.hconcat.length, 1);
   assert.equal(spec.hconcat[0].encoding.x.title, 'price');
-  const chart = await chartRows(rows);
+  const { chart } = await chartRows(rows);
   assert.ok(chart);
   const png = decodePng(chart.png);
   assert.ok(png.width < 500, `one panel is narrow: ${png.width}`);
@@ -83,8 +84,8 @@ test('a table without coordinates gets the histogram of its first numeric column
 });
 
 test('nothing numeric, nothing to chart; a mixed column is not numeric', async () => {
-  assert.equal(await chartRows([{ _row_id: 0, a: 'x', b: true }]), undefined);
-  assert.equal(await chartRows([]), undefined);
+  assert.deepEqual(await chartRows([{ _row_id: 0, a: 'x', b: true }]), { chart: undefined, leftOut: [] });
+  assert.deepEqual(await chartRows([]), { chart: undefined, leftOut: [] });
   assert.equal(chartSpecFromRows([{ _row_id: 0, a: 1 }, { _row_id: 1, a: 'two' }]), undefined);
 });
 
@@ -93,4 +94,37 @@ test('above CHART_MAX_ROWS 1 row in k is drawn and the title says so', () => {
   const spec = chartSpecFromRows(rows) as any;
   assert.ok(spec.hconcat[0].data.values.length <= CHART_MAX_ROWS);
   assert.match(spec.title.text, /^20,001 rows \(1 row in 3 drawn\)$/);
+});
+
+test('columns named like Object.prototype members (Vega failed on them: "Operator not defined: undefined") are left out and listed', async () => {
+  const names = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'];
+  const rows = Array.from({ length: 20 }, (_, i) => {
+    const row: Record<string, unknown> = { _row_id: i };
+    for (const name of names) Object.defineProperty(row, name, { value: i * 1.5, enumerable: true, writable: true, configurable: true });
+    row['a.b'] = i;
+    return row;
+  });
+  const { chart, leftOut } = await chartRows(rows);
+  assert.deepEqual(leftOut, names.map((column) => ({ column, reason: 'name' })));
+  assert.ok(chart, 'the other numeric column is drawn');
+  assert.ok(pixelsOf(decodePng(chart.png), [0x4c, 0x78, 0xa8]) > 2000, 'histogram bars (#4c78a8)');
+  assert.deepEqual(await chartRows(rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k === '_row_id' || k === 'toString')))), {
+    chart: undefined,
+    leftOut: [{ column: 'toString', reason: 'name' }],
+  });
+});
+
+test('a column whose values span less than the smallest normal double is left out instead of hanging Vega\'s binning', { timeout: 60_000 }, async () => {
+  const { chart, leftOut } = await chartRows([
+    { _row_id: 0, x: 0 },
+    { _row_id: 1, x: 5e-324 },
+  ]);
+  assert.equal(chart, undefined);
+  assert.deepEqual(leftOut, [{ column: 'x', reason: 'range' }]);
+});
+
+test('what Vega or resvg cannot draw is S2SP_ERR_CHART_UNDRAWABLE, never another error', async () => {
+  // A map whose one point is off the globe, sized by a column of one tiny value: resvg got an SVG of NaN size.
+  const rows = [{ _row_id: 0, lon: 1e-300, lat: 1e308, '': 1e-300 }];
+  assert.equal(await codeOf(chartRows(rows)), 'S2SP_ERR_CHART_UNDRAWABLE');
 });

@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Field, Float64, Int32, Int64, Schema, Table, Utf8, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { bodyFromArrow } from '../../src/consumer/arrow-body.js';
-import { fetchBody } from '../../src/consumer/fetch-body.js';
+import { DEFAULT_MAX_BODY_BYTES, fetchBody } from '../../src/consumer/fetch-body.js';
 import { registerIpcCodec } from '../../src/ipc/codec-registry.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { ARROW_STREAM, NEEDS_LZ4, ipcOf, lz4IpcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { codeOf } from '../support/code-of.js';
 import { startStandIn } from '../support/stand-in-server.js';
+import { fetchBodyBatches } from '../../src/consumer/fetch-batches.js';
+import { patchFirstBatch, setInt32 } from '../support/corrupt-ipc.js';
 
 /** A stand-in that answers each request with the next of `answers` as Arrow. */
 async function serveEach(t: Parameters<typeof startStandIn>[0], answers: readonly Uint8Array[]) {
@@ -147,7 +149,7 @@ test('null, negative, out-of-range and duplicate row ids are RESPONSE_INVALID', 
     new Table({ _row_id: vectorFromArray([1, 1], new Int32()) }),
   ];
   for (const [i, table] of bad.entries()) {
-    assert.throws(() => bodyFromArrow(ipcOf(table)), { code: 'S2SP_ERR_CONSUMER_RESPONSE_INVALID' }, `table ${i}`);
+    assert.throws(() => bodyFromArrow(ipcOf(table), DEFAULT_MAX_BODY_BYTES), { code: 'S2SP_ERR_CONSUMER_RESPONSE_INVALID' }, `table ${i}`);
   }
 });
 
@@ -156,7 +158,7 @@ test('any integer _row_id type is accepted, in any order, ids kept as sent', () 
     _row_id: vectorFromArray([5n, 0n, 2n], new Int64()),
     x: vectorFromArray([1, 2, 3], new Int32()),
   });
-  const body = bodyFromArrow(ipcOf(table));
+  const body = bodyFromArrow(ipcOf(table), DEFAULT_MAX_BODY_BYTES);
   assert.deepEqual(rowsFromTable(body.table), [
     { _row_id: 5, x: 1 },
     { _row_id: 0, x: 2 },
@@ -168,7 +170,7 @@ test('any integer _row_id type is accepted, in any order, ids kept as sent', () 
 
 test('an empty stream (schema, no batches) is zero rows with the columns', () => {
   const schema = new Schema([new Field('_row_id', new Int32(), false), new Field('name', new Utf8(), true)]);
-  const body = bodyFromArrow(ipcOf(new Table(schema)));
+  const body = bodyFromArrow(ipcOf(new Table(schema)), DEFAULT_MAX_BODY_BYTES);
   assert.equal(body.table.numRows, 0);
   assert.deepEqual(body.columns, ['_row_id', 'name']);
 });
@@ -189,5 +191,29 @@ test('media-type parameters and case are ignored: Arrow is still Arrow', NEEDS_L
     assert.equal(fetched.format, 'arrow');
     assert.equal(fetched.bytesReceived, bytes.byteLength);
     assert.deepEqual(fetched.rows(), sampleRows(1, 30));
+  }
+});
+
+test('a peer batch that claims more rows than its buffers hold, or whose Utf8 offsets leave its data, is RESPONSE_INVALID naming the column', async (t) => {
+  const table = new Table({ _row_id: vectorFromArray(Int32Array.of(0, 1, 2)), s: vectorFromArray(['AAAA', 'BBBB', 'CCCC'], new Utf8()) });
+  const stream = ipcOf(table);
+  // Buffers: _row_id validity, data; s validity, offsets [0, 4, 8, 12], data.
+  const lying = [
+    patchFirstBatch(stream, { length: 1_000_000_000, nodeLength: 1_000_000_000 }),
+    patchFirstBatch(stream, { body: (body, regions) => setInt32(body, regions, 3, 2, 16) }),
+  ];
+  for (const [i, bytes] of lying.entries()) {
+    const whole = await serveEach(t, [bytes]);
+    const error = await fetchBody(whole.url).then(
+      () => assert.fail('expected a rejection'),
+      (e: { code?: string; message: string }) => e,
+    );
+    assert.equal(error.code, 'S2SP_ERR_CONSUMER_RESPONSE_INVALID', `answer ${i}: ${error.message}`);
+    assert.match(error.message, /column "(_row_id|s)"/);
+    const streamed = await serveEach(t, [bytes]);
+    const batches = async () => {
+      for await (const batch of await fetchBodyBatches(streamed.url)) assert.fail(`a batch of ${batch.numRows} rows came through`);
+    };
+    assert.equal(await codeOf(batches()), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID', `answer ${i}, batch by batch`);
   }
 });

@@ -14,6 +14,13 @@ import { S2SPServer, type S2SPServerOptions } from '../../src/server/s2sp-server
 import { registerResourceTool } from '../../src/control/resource-tool.js';
 import { registerConsumerTool } from '../../src/control/consumer-tool.js';
 import type { ResolveOptions } from '../../src/consumer/resolve.js';
+import { createDataPlane } from '../../src/data/data-plane-handle.js';
+import { createEncoderPool } from '../../src/worker/encoder-pool.js';
+import { CompressedBatchCache } from '../../src/ipc/compressed-batch-cache.js';
+import { RedisStore } from '../../src/cache/redis-store.js';
+import { storeFromSpec } from '../../src/cache/store-from-spec.js';
+import { SharedMemoryPool } from '../../src/cache/shared-memory-pool.js';
+import { S2SPDispatcher } from '../../src/agent/dispatcher.js';
 
 const INVALID = { code: 'S2SP_ERR_OPTION_INVALID' };
 
@@ -90,5 +97,61 @@ test('tool wrappers refuse bad limits at registration', () => {
   for (const [i, options] of cases.entries()) {
     assert.throws(() => registerConsumerTool(mcp, `c${i}`, {}, () => null, options), INVALID, JSON.stringify(options));
   }
+  void store.close();
+});
+
+/** Calls that must throw S2SP_ERR_OPTION_INVALID naming `option`. */
+function assertNamesOption(cases: Array<[string, () => unknown]>): void {
+  for (const [option, build] of cases) {
+    assert.throws(build, (error: unknown) => {
+      const { code, message } = error as { code?: string; message: string };
+      return code === 'S2SP_ERR_OPTION_INVALID' && message.startsWith(`option ${option} `);
+    }, `${option}: ${build.toString()}`);
+  }
+}
+
+test('missing or wrong-typed required options are S2SP_ERR_OPTION_INVALID naming the option, never a TypeError (createDataPlane({}) threw one)', () => {
+  const store = new MemoryStore();
+  const mcp = new McpServer({ name: 't', version: '0' });
+  const context = { store, resourceUrlFor: () => 'http://127.0.0.1:1/x' };
+  const anyArgs = (f: (...args: any[]) => unknown) => f as (...args: unknown[]) => unknown;
+  assertNamesOption([
+    ['store', () => anyArgs(createDataPlane)({})],
+    ['store', () => anyArgs(createDataPlane)()],
+    ['options', () => anyArgs(createDataPlane)(null)],
+    ['store', () => anyArgs(createDataPlane)({ store: 1 })],
+    ['publicUrl', () => anyArgs(createDataPlane)({ store, publicUrl: 1 })],
+    ['ttlMs', () => anyArgs(createDataPlane)({ store, ttlMs: 'x' })],
+    ['name', () => new (S2SPServer as any)()],
+    ['options', () => new (S2SPServer as any)(null)],
+    ['store', () => new S2SPServer({ name: 't', store: {} as any })],
+    ['consumer', () => new S2SPServer({ name: 't', consumer: 1 as any })],
+    ['maxBodyBytes', () => new S2SPServer({ name: 't', consumer: { maxBodyBytes: 'x' as any } })],
+    ['context', () => anyArgs(registerResourceTool)(mcp, 'r', {}, () => [])],
+    ['context.store', () => anyArgs(registerResourceTool)(mcp, 'r', {}, () => [], {})],
+    ['context.resourceUrlFor', () => anyArgs(registerResourceTool)(mcp, 'r', {}, () => [], { store, resourceUrlFor: 1 })],
+    ['handler', () => anyArgs(registerResourceTool)(mcp, 'r', {}, 1, context)],
+    ['name', () => anyArgs(registerResourceTool)(mcp, 1, {}, () => [], context)],
+    ['handler', () => anyArgs(registerConsumerTool)(mcp, 'c', {}, 1)],
+    ['options', () => anyArgs(registerConsumerTool)(mcp, 'c', {}, () => null, 1)],
+    ['options', () => anyArgs(createEncoderPool)(null)],
+    ['threads', () => anyArgs(createEncoderPool)({ threads: 'x' })],
+    ['options', () => new (CompressedBatchCache as any)(null)],
+    ['maxBytes', () => new (CompressedBatchCache as any)({ maxBytes: 'x' })],
+    ['options', () => new (MemoryStore as any)(null)],
+    ['ttlMs', () => new (MemoryStore as any)({ ttlMs: 'x' })],
+    ['maxBytes', () => new MemoryStore({ maxBytes: -1 })],
+    ['singleUse', () => new (MemoryStore as any)({ singleUse: 'yes' })],
+    ['url', () => new (RedisStore as any)()],
+    ['url', () => new (RedisStore as any)({})],
+    ['url', () => new (RedisStore as any)({ url: 1 })],
+    ['url', () => new RedisStore({ url: 'http://127.0.0.1:6379' })],
+    ['store', () => anyArgs(storeFromSpec)(1)],
+    ['store', () => anyArgs(storeFromSpec)()],
+    ['store', () => storeFromSpec('postgres://db')],
+    ['options', () => new (SharedMemoryPool as any)(null)],
+    ['maxIdleBytes', () => new (SharedMemoryPool as any)({ maxIdleBytes: 'x' })],
+    ['buffer', () => new (S2SPDispatcher as any)(1)],
+  ]);
   void store.close();
 });

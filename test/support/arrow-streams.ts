@@ -1,24 +1,21 @@
 /**
- * Test helpers: Arrow IPC stream bytes built with arrow-js (plain and LZ4),
- * and a stand-in answer that sends them. The LZ4 streams come from arrow-js's
- * own writer with a lz4-napi frame encoder; its length-prefix bug does not
- * matter to arrow-js's reader, which is all these JS-to-JS tests exercise.
+ * Test helpers: Arrow IPC stream bytes (plain from arrow-js, LZ4 from our
+ * message writer), and a stand-in answer that sends them.
  */
 import type http from 'node:http';
-import { createRequire } from 'node:module';
 import {
-  CompressionType,
   Float64,
   Int32,
-  RecordBatchStreamWriter,
   Table,
   Utf8,
   compressionRegistry,
   tableToIPC,
   vectorFromArray,
 } from 'apache-arrow';
-import { ipcCodec, ipcCodecAvailable } from '../../src/ipc/codec-registry.js';
-import type { BufferCompression } from '../../src/ipc/message-writer.js';
+import { COMPRESSION_TYPE_OF, ipcCodec, ipcCodecAvailable } from '../../src/ipc/codec-registry.js';
+import type { IpcCodec } from '../../src/protocol/media-types.js';
+import { recordBatchMessage, schemaMessage, type BufferCompression } from '../../src/ipc/message-writer.js';
+import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
 import type { ChunkFormat } from '../../src/table/chunk-encoding.js';
 
 /** The Arrow stream media type. */
@@ -37,11 +34,6 @@ export const DEFAULT_ACCEPT = `${ARROW_STREAM}, application/json;q=0.5`;
 export function compressionFor(format: ChunkFormat): BufferCompression | undefined {
   if (format.kind !== 'arrow' || format.codec === undefined) return undefined;
   return { codec: format.codec, compress: ipcCodec(format.codec).compress };
-}
-
-interface Lz4Napi {
-  compressFrameSync(data: Buffer): Buffer;
-  decompressFrameSync(data: Buffer): Buffer;
 }
 
 /**
@@ -69,28 +61,33 @@ export function sampleRows(batches: number, perBatch: number): Record<string, un
   return Array.from({ length: batches * perBatch }, (_, i) => ({ _row_id: i, name: `station ${i % 3} `.repeat(8), mag: i * 1.5 }));
 }
 
+/**
+ * Lets arrow-js's own IPC reader decompress `codec` with our codec, for
+ * tests that read our own (trusted) output with arrow-js directly; bodies
+ * from outside go through src/ipc/checked-batch.ts, never through this.
+ */
+export function registerArrowDecoder(name: IpcCodec): void {
+  const codec = ipcCodec(name);
+  compressionRegistry.set(COMPRESSION_TYPE_OF[name], { decode: (bytes: Uint8Array) => codec.decompress(bytes, Number.MAX_SAFE_INTEGER) as Uint8Array });
+}
+
 /** An uncompressed IPC stream of `table`, end-of-stream marker included. */
 export function ipcOf(table: Table): Uint8Array {
   return tableToIPC(table, 'stream');
 }
 
 /**
- * An LZ4_FRAME-compressed IPC stream of `table`. The encoder is registered
- * only while writing and the registry is emptied afterwards, so a reader
- * that forgets to register its own decoder fails instead of borrowing ours.
+ * An LZ4_FRAME-compressed IPC stream of `table`, written by our message
+ * writer (each buffer's prefix is its uncompressed length, as the format
+ * wants; arrow-js's own writer puts the compressed length there, which a
+ * checked reader refuses). No decoder is left in arrow-js's registry, so a
+ * reader that leans on it fails instead of borrowing one.
  */
 export function lz4IpcOf(table: Table): Uint8Array {
-  const lz4 = createRequire(import.meta.url)('lz4-napi') as Lz4Napi;
-  compressionRegistry.set(CompressionType.LZ4_FRAME, {
-    encode: (bytes: Uint8Array) => lz4.compressFrameSync(Buffer.from(bytes)),
-    decode: (bytes: Uint8Array) => lz4.decompressFrameSync(Buffer.from(bytes)),
-  });
-  try {
-    const writer = new RecordBatchStreamWriter({ compressionType: CompressionType.LZ4_FRAME });
-    return writer.writeAll(table).toUint8Array(true);
-  } finally {
-    compressionRegistry.set(CompressionType.LZ4_FRAME, {});
-  }
+  const compression = { codec: 'lz4' as const, compress: ipcCodec('lz4').compress };
+  const parts = [schemaMessage(table.schema), ...table.batches.flatMap((batch) => recordBatchMessage(batch, compression)), END_OF_STREAM];
+  // A buffer of its own, so the messages stay 8-byte aligned.
+  return new Uint8Array(Buffer.concat(parts));
 }
 
 /** Answers 200 with `bytes` and the given Content-Type (Arrow by default). */

@@ -9,8 +9,7 @@ import { sharedIpcFromTable, tableFromSharedIpc } from '../../src/ipc/shared-bod
 import { encodeChunk, type ChunkFormat } from '../../src/table/chunk-encoding.js';
 import { concatParts, schemaMessage } from '../../src/ipc/message-writer.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
-import { registerArrowDecoder } from '../../src/ipc/codec-registry.js';
-import { NEEDS_LZ4, NEEDS_ZSTD, compressionFor } from '../support/arrow-streams.js';
+import { NEEDS_LZ4, NEEDS_ZSTD, compressionFor, registerArrowDecoder } from '../support/arrow-streams.js';
 import type { RowChunk } from '../../src/table/row-chunks.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { projectColumns } from '../../src/table/select.js';

@@ -12,15 +12,24 @@
  *   file:   "ARROW1" 00 00 | stream messages | footer | int32 footer len | "ARROW1"
  *   stream: FF FF FF FF int32 len | message ... | FF FF FF FF 00 00 00 00 (EOS)
  */
-import { tableFromIPC, type Table } from 'apache-arrow';
-import { S2SPError, type ErrorParams } from '../../errors.js';
+import type { Table } from 'apache-arrow';
+import { S2SPError, isS2SPError, type ErrorParams } from '../../errors.js';
 import { withRowIds } from '../../table/row-id.js';
-import { IpcStreamError, outlineIpcStream } from '../../ipc/stream-walk.js';
+import { checkedTable, decompressionBudget } from '../../ipc/checked-batch.js';
+import { outlineIpcFile } from '../../ipc/file-walk.js';
+import { IpcStreamError, outlineIpcStream, type StreamOutline } from '../../ipc/stream-walk.js';
 import { ARROW_FILE_MAGIC, startsWithContinuation } from '../../protocol/arrow-framing.js';
 import { startsWithBytes } from './table-file-format.js';
 
 /** `FEA1`: the magic of Feather v1, a pre-Arrow-IPC format arrow-js cannot read. */
 const FEATHER_V1_MAGIC = Uint8Array.from([0x46, 0x45, 0x41, 0x31]);
+
+/**
+ * What an input's compressed buffers may decompress to: no limit beyond
+ * the declared lengths, which must match the columns. An input file is the
+ * operator's own, and the table it holds is kept in memory whole anyway.
+ */
+const INPUT_DECOMPRESSED_MAX_BYTES = Number.MAX_SAFE_INTEGER;
 
 /** Which IPC framing the bytes use. */
 export type ArrowIpcKind = 'file' | 'stream';
@@ -28,24 +37,50 @@ export type ArrowIpcKind = 'file' | 'stream';
 /**
  * Reads Arrow IPC bytes (file or stream format) into a Table with `_row_id`
  * (Int32, 0..n-1) first; an existing `_row_id` column is replaced. Column
- * buffers are views into `bytes`, not copies.
+ * buffers are views into `bytes`, not copies, unless compressed.
  *
  * @param bytes the whole file; 8-byte aligned avoids a copy inside arrow-js
  * @throws S2SPError `S2SP_ERR_INPUT_UNREADABLE` when the bytes are not a
- *   complete Arrow IPC file or stream, or hold no columns
+ *   complete Arrow IPC file or stream, hold a batch whose buffers do not
+ *   match its header (naming the column), or hold no columns
  */
 export function tableFromArrowBytes(bytes: Uint8Array): Table {
-  arrowIpcKind(bytes);
-  let table: Table;
-  try {
-    table = tableFromIPC(bytes);
-  } catch (err) {
-    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'arrowReaderFailed', reason: messageOf(err) }, { cause: err });
-  }
+  const table = checkedInputTable(bytes, arrowIpcKind(bytes));
   if (table.schema.fields.length === 0) {
     throw unreadable({ problem: 'arrowNoColumns' });
   }
   return withRowIds(table);
+}
+
+/**
+ * Arrow IPC bytes read from an input (a file, or what a Parquet reader
+ * made of one), every batch checked against its schema before arrow-js
+ * decodes it (ipc/checked-batch.ts).
+ * @throws S2SPError `S2SP_ERR_INPUT_UNREADABLE`, `S2SP_ERR_CODEC_UNAVAILABLE`
+ */
+export function checkedInputTable(bytes: Uint8Array, kind: ArrowIpcKind): Table {
+  try {
+    const outline: StreamOutline = kind === 'file' ? outlineIpcFile(bytes) : outlineIpcStream(bytes);
+    return checkedTable(outline, decompressionBudget(INPUT_DECOMPRESSED_MAX_BYTES));
+  } catch (err) {
+    if (isS2SPError(err)) throw err;
+    if (err instanceof IpcStreamError) throw unreadableStream(err);
+    throw new S2SPError('S2SP_ERR_INPUT_UNREADABLE', { problem: 'arrowReaderFailed', reason: messageOf(err) }, { cause: err });
+  }
+}
+
+/** The input error for what the ipc/ layer refused. */
+function unreadableStream(error: IpcStreamError): S2SPError {
+  switch (error.kind) {
+    case 'truncated':
+      return unreadable({ problem: 'arrowStreamTruncated', reason: error.message });
+    case 'invalid':
+      return unreadable({ problem: 'arrowBatchInvalid', column: error.column, reason: error.message });
+    case 'oversized':
+      return unreadable({ problem: 'arrowTooLarge', reason: error.message });
+    default:
+      return unreadable({ problem: 'arrowStreamMalformed', reason: error.message });
+  }
 }
 
 /**
@@ -68,7 +103,7 @@ export function arrowIpcKind(bytes: Uint8Array): ArrowIpcKind {
       outlineIpcStream(bytes);
     } catch (error) {
       if (!(error instanceof IpcStreamError)) throw error;
-      throw unreadable({ problem: error.kind === 'truncated' ? 'arrowStreamTruncated' : 'arrowStreamMalformed', reason: error.message });
+      throw unreadableStream(error);
     }
     return 'stream';
   }

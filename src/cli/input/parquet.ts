@@ -24,6 +24,7 @@ import { Binary, Field, RecordBatch, Schema, Struct, Table, Type, Utf8, makeData
 import { S2SPError, isS2SPError, type ErrorParams } from '../../errors.js';
 import { withRowIds } from '../../table/row-id.js';
 import { importOptional } from '../optional-package.js';
+import { checkedInputTable } from './arrow-file.js';
 import { PARQUET_MAGIC, startsWithBytes } from './table-file-format.js';
 
 type ParquetWasm = typeof import('parquet-wasm');
@@ -134,13 +135,13 @@ async function rowGroupSizes(pw: ParquetWasm, bytes: Uint8Array): Promise<number
   }
 }
 
-/** One synchronous read, moved to arrow-js through an IPC stream (copied out of the wasm heap). */
+/** One synchronous read, moved to arrow-js through an IPC stream (copied out of the wasm heap), its batches checked as an Arrow file's are. */
 function readBatches(
   pw: ParquetWasm,
   bytes: Uint8Array,
   options: { rowGroups?: number[]; batchSize: number },
 ): { schema: Schema; batches: RecordBatch[] } {
-  const table = wasmCall(() => tableFromIPC(pw.readParquet(bytes, options).intoIPCStream()));
+  const table = checkedInputTable(wasmCall(() => pw.readParquet(bytes, options).intoIPCStream()), 'stream');
   return { schema: table.schema, batches: table.batches };
 }
 

@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Int32, tableFromArrays, tableFromIPC, tableToIPC } from 'apache-arrow';
+import { Int32, Table, Utf8, tableFromArrays, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { arrowIpcKind, tableFromArrowBytes } from '../../../src/cli/input/arrow-file.js';
 import { vegaData } from './fixtures.js';
+import { fileOf, patchFirstBatch, setInt32 } from '../../support/corrupt-ipc.js';
 
 function assertUnreadable(fn: () => unknown): void {
   assert.throws(fn, (err: unknown) => (err as { code?: unknown }).code === 'S2SP_ERR_INPUT_UNREADABLE');
@@ -85,5 +86,41 @@ describe('tableFromArrowBytes', () => {
     const eos = Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
     assert.equal(tableFromIPC(eos).schema.fields.length, 0);
     assertUnreadable(() => tableFromArrowBytes(eos));
+  });
+});
+
+/** Peak resident set size of this process so far, in bytes. */
+function peakRss(): number {
+  return process.resourceUsage().maxRSS * 1024;
+}
+
+describe('tableFromArrowBytes: corrupt batches are refused before anything is built from them', () => {
+  const rows = 4242;
+  const table = new Table({
+    n: vectorFromArray(Int32Array.from({ length: rows }, (_, i) => i)),
+    s: vectorFromArray(Array.from({ length: rows }, (_, i) => `v${i}`), new Utf8()),
+  });
+  const stream = tableToIPC(table, 'stream');
+  const corrupt: Record<string, Uint8Array> = {
+    'claims 1,000,000,000 rows': patchFirstBatch(stream, { length: 1_000_000_000, nodeLength: 1_000_000_000 }),
+    'has a Utf8 offset past its data': patchFirstBatch(stream, { body: (body, regions) => setInt32(body, regions, 3, rows, 1 << 30) }),
+    'has a buffer shorter than its column': patchFirstBatch(stream, { bufferLength: { index: 1, length: 64 } }),
+  };
+  for (const [what, bytes] of Object.entries(corrupt)) {
+    for (const format of ['stream', 'file'] as const) {
+      test(`a ${format} whose batch ${what}: S2SP_ERR_INPUT_UNREADABLE, without a memory blow-up`, () => {
+        const before = peakRss();
+        assert.throws(() => tableFromArrowBytes(format === 'file' ? fileOf(bytes) : bytes), (err: unknown) => {
+          const { code, message } = err as { code?: unknown; message: string };
+          return code === 'S2SP_ERR_INPUT_UNREADABLE' && /column "(n|s)"/.test(message);
+        });
+        const growth = peakRss() - before;
+        assert.ok(growth < 64 * 2 ** 20, `peak RSS grew by ${(growth / 2 ** 20).toFixed(0)} MiB`);
+      });
+    }
+  }
+
+  test('the file writer of these tests makes files the reader takes', () => {
+    assert.equal(tableFromArrowBytes(fileOf(stream)).numRows, rows);
   });
 });
