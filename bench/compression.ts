@@ -184,7 +184,7 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
     'warm: the body\'s buffers were compressed by an earlier response (the data plane keeps them per body, stored batch and column, and assembles every later whole-batch response from them). prebuilt: the same response bytes, saved once, sent from one Buffer by the same server.',
     'a fresh body: a new single-use token over a new copy of the body before each fetch, so every buffer is compressed during that response, in the encoder workers. no cache: a plane with `compressedCache: 0`, which compresses every response.',
     `The server runs with MALLOC_MMAP_THRESHOLD_=${DEPLOYMENT_ENV.MALLOC_MMAP_THRESHOLD_}, the long-running deployment setting native-notes.md recommends (glibc then returns freed compression buffers to the system).`,
-    `ZSTD is level 1 (node:zlib where Node has zstd, else @toondepauw/node-zstd). ZSTD / LZ4 wire size: ${ratio(zstd.bytes, lz4.bytes)}.`,
+    `ZSTD is level 1 (node:zlib). ZSTD / LZ4 wire size: ${ratio(zstd.bytes, lz4.bytes)}.`,
     `consumer: fetchBody of every row and column of a fresh body (a new single-use token each time, the real workload: its buffers are compressed during that response) with \`format: "arrow"\` and each \`codec\`, in the bench process, to the response decoded as an Arrow Table; on loopback. Fastest here: ${fastestConsumer.label} (${secs(fastestConsumer.consumer.median)} s); fetchBody's \`codec: "auto"\` asks for no codec on loopback.`,
   ];
   return {

@@ -4,6 +4,7 @@
  * Arrow-like column buffers, interleaved in one run, both at level 1 (what
  * the ZSTD codec uses): compress and decompress time, and the size.
  * A one-off measurement for native-notes.md ("zstd"); not part of `npm run bench`.
+ * The addon stays a devDependency for this script alone; the package no longer ships it.
  *
  *   node dist/bench/zstd-node-vs-addon.js [reps]
  */

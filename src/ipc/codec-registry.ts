@@ -3,8 +3,8 @@
  * that runs the first time the codec is needed (a client lists it in Accept,
  * or a response uses it), never at import, so a platform without a native
  * binary loses that codec and nothing else. The built-in loaders are
- * lz4-napi for LZ4_FRAME (lz4-codec.ts) and node:zlib or
- * @toondepauw/node-zstd for ZSTD (zstd-codec.ts).
+ * lz4-napi for LZ4_FRAME (lz4-codec.ts) and node:zlib for ZSTD
+ * (zstd-codec.ts).
  *
  * An application may register its own implementation, or `null` to switch a
  * codec off (the tests simulate a platform without a binary this way).
