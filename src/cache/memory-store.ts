@@ -247,18 +247,22 @@ export class MemoryStore implements BodyStore {
     body.leases++;
     this.#observers.emit({ type: 'leased' });
     let settled = false;
-    const settle = (consume: boolean) => {
-      if (settled) return;
+    /** Ends the lease; true when a commit took the token (multi-use: found it still live). */
+    const settle = (consume: boolean): boolean => {
+      if (settled) return false;
       settled = true;
       this.#observers.emit({ type: 'settled' });
       body.leases--;
       if (entry.lease === state) entry.lease = undefined;
+      let consumed = false;
       if (this.#entries.get(token) === entry && entry.lease === undefined) {
         // A commit after the lease timed out still consumes, unless another transfer took the token since.
+        consumed = consume;
         if (consume && this.singleUse) this.#remove(token, 'consumed');
         else if (entry.expired) this.#remove(token, 'expired');
       }
       if (body.tokens === 0) this.#free(body);
+      return consumed;
     };
     return {
       body: body.cached,
@@ -275,7 +279,7 @@ export class MemoryStore implements BodyStore {
         return true;
       },
       commit: async () => settle(true),
-      release: async () => settle(false),
+      release: async () => void settle(false),
     };
   }
 

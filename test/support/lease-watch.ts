@@ -68,12 +68,13 @@ export function watchLeases<S extends BodyStore>(store: S): WatchedStore<S> {
     leaseCount++;
     events.emit('change');
     let done = false;
-    const end = async (how: Settlement) => {
-      await (how === 'commit' ? taken.commit() : taken.release());
-      if (done) return;
+    const end = async (how: Settlement): Promise<boolean> => {
+      const consumed = how === 'commit' ? await taken.commit() : (await taken.release(), false);
+      if (done) return consumed;
       done = true;
       ended.set(token, [...(ended.get(token) ?? []), how]);
       events.emit('change');
+      return consumed;
     };
     return {
       body: taken.body,
@@ -87,7 +88,7 @@ export function watchLeases<S extends BodyStore>(store: S): WatchedStore<S> {
         return held;
       },
       commit: () => end('commit'),
-      release: () => end('release'),
+      release: async () => void (await end('release')),
     };
   };
   const settlements = (token: string): readonly Settlement[] => ended.get(token) ?? [];
