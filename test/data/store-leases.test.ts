@@ -6,45 +6,16 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { RedisStore } from '../../src/cache/redis-store.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { ARROW, startPlane } from '../support/data-plane-harness.js';
+import { heldFetch } from '../support/held-fetch.js';
 import { redisSkipReason, startRedisServer } from '../support/redis-server.js';
 import { takeRedisDown } from '../support/redis-outage.js';
 import { eventually } from '../support/store-contract.js';
 
 const big = tableFromRows(Array.from({ length: 400_000 }, (_, i) => ({ id: i, label: `a label for row ${i}`, x: i / 7 })));
-
-/**
- * Starts a full Arrow fetch whose client reads nothing until `read()` is
- * called: the transfer stays open (the server stalls on a full socket) for as
- * long as the test needs, with no reading pace to guess.
- */
-function heldFetch(url: string): { answered: Promise<void>; read(): Promise<{ status: number; bytes: number; complete: boolean }> } {
-  let onAnswer!: (response: http.IncomingMessage) => void;
-  const response = new Promise<http.IncomingMessage>((resolve) => (onAnswer = resolve));
-  const request = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ARROW } }, (res) => {
-    res.pause();
-    onAnswer(res);
-  });
-  const failed = new Promise<never>((_resolve, reject) => request.on('error', reject));
-  request.end('{}');
-  const answered = Promise.race([response, failed]).then(() => {});
-  const read = async () => {
-    const res = await Promise.race([response, failed]);
-    let bytes = 0;
-    res.on('data', (chunk: Buffer) => (bytes += chunk.byteLength));
-    const complete = await new Promise<boolean>((resolve) => {
-      res.on('end', () => resolve(res.complete));
-      res.on('error', () => resolve(false));
-      res.resume();
-    });
-    return { status: res.statusCode ?? 0, bytes, complete };
-  };
-  return { answered, read };
-}
 
 test('a transfer slower than the lease timeout keeps its lease (renewed), completes once, then 404', { timeout: 30_000 }, async (t) => {
   const plane = await startPlane(t, { store: new MemoryStore({ leaseTimeoutMs: 150 }), workers: 0 });
@@ -66,7 +37,7 @@ test('a transfer slower than the lease timeout keeps its lease (renewed), comple
   const result = await transfer.read();
   assert.equal(result.status, 200);
   assert.equal(result.complete, true);
-  assert.equal(result.bytes, bodyBytes);
+  assert.equal(result.body.byteLength, bodyBytes);
   assert.deepEqual(await store.settled(token), ['commit']);
   assert.equal((await plane.post(token, {})).status, 404);
 });
