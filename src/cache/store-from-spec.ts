@@ -14,6 +14,8 @@ export interface StoreSettings {
   maxBytes?: number;
   leaseTimeoutMs?: number;
   fullGc?: FullGc;
+  /** Deadline of each command to a shared store, in ms (RedisStore's `commandTimeoutMs`; memory has none). */
+  commandTimeoutMs?: number;
   /** Connection errors of a shared store, for a log. */
   onError?: (error: Error) => void;
 }
@@ -32,9 +34,9 @@ export function storeKindOf(spec: string): StoreKind {
 
 /** Creates the store `spec` names. @throws RangeError for an unknown spec or bad settings */
 export function storeFromSpec(spec: string, settings: StoreSettings = {}): BodyStore {
-  const { onError, ...common } = settings;
+  const { onError, commandTimeoutMs, ...common } = settings;
   if (storeKindOf(spec) === StoreKind.memory) return new MemoryStore(common);
-  return new RedisStore({ url: spec, ...common, onError });
+  return new RedisStore({ url: spec, ...common, commandTimeoutMs, onError });
 }
 
 /** `spec` fit for a log line: a Redis URL without its user and password. */
