@@ -7,7 +7,8 @@
  * already has, without encoding or storing it again; a body lives as long as
  * its last token. The budget counts bodies, not tokens.
  *
- * Single use is committed on completion (SPEC 3.4): `lease` marks the entry in
+ * Single use is committed on completion (SPEC 3.4; the data plane commits just
+ * before a response's last bytes, SPEC 5): `lease` marks the entry in
  * flight (a second lease gets 409), `commit` deletes it, `release` returns it,
  * and a lease neither renewed nor settled within the lease timeout ends by
  * itself (lazily: the next lease, renewal or expiry that looks finds it over). The check-and-mark in `lease` runs without an await, so it is

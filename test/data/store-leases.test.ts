@@ -58,7 +58,7 @@ test('a lease lost to another transfer cuts this one: never two complete transfe
   const taken = await plane.post(token, {}, { accept: ARROW });
   assert.equal(taken.status, 200, 'fetchable after the lease timeout');
   assert.equal(taken.complete, true);
-  assert.deepEqual(await store.settled(token), ['commit'], 'the transfer committed (on its response\'s \'finish\')');
+  assert.deepEqual(await store.settled(token), ['commit'], 'the transfer committed (before its last bytes)');
   await dead.commit(); // the dead holder settling late changes nothing
   assert.equal((await plane.post(token, {})).status, 404);
 });

@@ -1,9 +1,10 @@
 /**
  * Test support: a BodyStore whose leases say when they are taken, renewed
- * and ended. The data plane commits or releases a transfer's lease on the
- * connection's events ('finish', 'close'), after the client may already have
- * seen its answer; a test that needs the token free again (or consumed)
- * waits for that settlement instead of polling the store or sleeping.
+ * and ended. The data plane releases a transfer's lease on the connection's
+ * events ('close'), after the client may already have seen its answer, and
+ * commits before the response's last bytes; a test that needs the token free
+ * again (or consumed) waits for that settlement instead of polling the store
+ * or sleeping.
  *
  * Every wait fails after `timeoutMs` (default 10 s) naming what it waited
  * for: a bound for a regression that never settles, not a pace (a passing
