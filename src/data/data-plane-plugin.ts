@@ -28,7 +28,7 @@ import { smallResponse } from './small-response.js';
 import { createEncoder, negotiateEncoding } from './content-encoding.js';
 import { errorForReply } from './error-reply.js';
 import { settleLease } from './lease-settlement.js';
-import { holdLastBytes } from './last-bytes-gate.js';
+import { COMMIT_FIRST_MAX_BYTES, holdLastBytes } from './last-bytes-gate.js';
 import { parseFetchRequest, resolveFetch, type ResolvedFetch } from './fetch-request.js';
 import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
 import { negotiateFormat, type NegotiationSupport, type ResponseFormat } from './negotiate.js';
@@ -152,8 +152,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       const small = smallResponse(body.table, resolved, format, inlineCellLimit ?? DEFAULT_INLINE_CELL_LIMIT);
       const response = small ?? (await streamedResponse(body, resolved, format, settlement.signal));
       settlement.sending();
-      // Single use under store faults (SPEC 5): the last bytes go only once this transfer consumed the token.
-      const gated = holdLastBytes(response, async () => {
+      const commit = async () => {
         await settlement.commit();
         // The body's compressed buffers help only a later fetch of it (any token sharing the body);
         // once the store lets the body go, keeping them only costs memory and garbage collections.
@@ -162,9 +161,16 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
         if (store.holdsBody !== undefined) {
           if (!store.holdsBody(body.id)) compressedCache.delete(body.id);
         } else void store.has(token).then((alive) => alive || compressedCache.delete(body.id), () => {});
-      });
+      };
       const encoding = format.kind === 'json' ? negotiateEncoding(request.headers['accept-encoding']) : undefined;
       reply.type(format.kind === 'arrow' ? arrowStreamType(format.codec) : JSON_CONTENT_TYPE);
+      // Single use under store faults (SPEC 5): a small answer is committed before it is sent (a
+      // failed commit is then a clean error document), any other holds its last bytes until then.
+      if (encoding === undefined && Buffer.isBuffer(response) && response.byteLength <= COMMIT_FIRST_MAX_BYTES) {
+        await commit();
+        return reply.send(response);
+      }
+      const gated = holdLastBytes(response, commit);
       // Sent as a stream now, which fastify gives no length: one Buffer keeps its Content-Length.
       if (encoding === undefined) {
         if (Buffer.isBuffer(response)) reply.header('content-length', response.byteLength);

@@ -11,10 +11,20 @@
  * destroyed: the client sees a cut transfer (a missing end-of-stream marker,
  * a short JSON document, an HTTP body cut short), which it must treat as a
  * failure and may retry.
+ *
+ * A small answer in one Buffer (at most {@link COMMIT_FIRST_MAX_BYTES})
+ * does not come here: it is committed before it is sent. It leaves in one
+ * write that the socket takes at once, so holding its tail back would not
+ * narrow what a client that drops at the last moment loses, and it would
+ * cost every small request a stream (a third of the small-request rate,
+ * bench/small-requests); a failed commit is then a clean error document.
  */
 import { Readable } from 'node:stream';
 import { END_OF_STREAM } from '../protocol/arrow-framing.js';
 import { ReadyParts } from './body-stream.js';
+
+/** Largest one-Buffer answer committed before it is sent rather than gated (the socket takes it in one write). */
+export const COMMIT_FIRST_MAX_BYTES = 64 * 1024;
 
 /**
  * Bytes held back of a response written as one Buffer: exactly the Arrow

@@ -15,7 +15,7 @@ import { RedisStore } from '../../src/cache/redis-store.js';
 import { S2SPError } from '../../src/errors.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
-import { ARROW, ARROW_LZ4, ok, startPlane, type RawResponse } from '../support/data-plane-harness.js';
+import { ARROW, ARROW_LZ4, assertErrorDocument, ok, startPlane, type RawResponse } from '../support/data-plane-harness.js';
 import { heldFetch } from '../support/held-fetch.js';
 import { redisSkipReason, startRedisServer } from '../support/redis-server.js';
 import { takeRedisDown } from '../support/redis-outage.js';
@@ -103,14 +103,14 @@ function failingCommits(store: MemoryStore, outcome: 'unavailable' | 'lost'): Bo
 }
 
 for (const outcome of ['unavailable', 'lost'] as const) {
-  test(`a commit that fails (${outcome}) cuts every kind of response, and the token stays for one complete transfer`, async (t) => {
+  test(`a commit that fails (${outcome}): a small answer is an error document, every other kind of response is cut, and the token stays for one complete transfer`, async (t) => {
     const store = new MemoryStore();
     const faulty = await startPlane(t, { store: failingCommits(store, outcome), workers: 0, chunkRows: 1000 });
     const healthy = await startPlane(t, { store, workers: 0, chunkRows: 1000 });
     const table = tableFromRows(Array.from({ length: 5000 }, (_, i) => ({ id: i, label: `row ${i}`, x: i / 3 })));
-    const cases: Array<{ path: string; request: object; headers: Record<string, string>; kind: 'arrow' | 'json'; gzip?: boolean }> = [
-      { path: 'small JSON (one buffer)', request: { row_ids: [0, 1] }, headers: {}, kind: 'json' },
-      { path: 'small Arrow (one buffer)', request: { row_ids: [0, 1] }, headers: { accept: ARROW }, kind: 'arrow' },
+    const cases: Array<{ path: string; request: object; headers: Record<string, string>; kind: 'arrow' | 'json'; gzip?: boolean; small?: true }> = [
+      { path: 'small JSON (one buffer)', request: { row_ids: [0, 1] }, headers: {}, kind: 'json', small: true },
+      { path: 'small Arrow (one buffer)', request: { row_ids: [0, 1] }, headers: { accept: ARROW }, kind: 'arrow', small: true },
       { path: 'the whole cached Arrow stream (one buffer)', request: {}, headers: { accept: ARROW }, kind: 'arrow' },
       { path: 'streamed JSON chunks', request: {}, headers: {}, kind: 'json' },
       { path: 'streamed Arrow batches', request: { row_ids: Array.from({ length: 3000 }, (_, i) => i + 7) }, headers: { accept: ARROW }, kind: 'arrow' },
@@ -119,11 +119,16 @@ for (const outcome of ['unavailable', 'lost'] as const) {
       { path: 'LZ4 Arrow, from the kept compressed buffers', request: {}, headers: { accept: ARROW_LZ4 }, kind: 'arrow' },
     ];
     await store.put(table); // a token never fetched keeps the body, so the plane's kept compressed buffers stay its own
-    for (const { path, request, headers, kind, gzip } of cases) {
+    for (const { path, request, headers, kind, gzip, small } of cases) {
       const token = (await store.put(table)).token;
-      // A small answer stays corked through the commit, so its cut is a connection closed before any
-      // response (the client's 'socket hang up'); a larger one is a response cut short.
-      const cut = await faulty.post(token, request, headers).catch((error: NodeJS.ErrnoException) => {
+      if (small === true) {
+        // Committed before any byte is sent: the failed commit is the answer.
+        const refused = await faulty.post(token, request, headers);
+        assertErrorDocument(refused, outcome === 'unavailable' ? 503 : 404, outcome === 'unavailable' ? 'S2SP_ERR_STORE_UNAVAILABLE' : 'S2SP_ERR_TOKEN_NOT_FOUND');
+      }
+      // A response of a few kilobytes stays corked through the commit, so its cut is a connection
+      // closed before any response (the client's 'socket hang up'); a larger one is a response cut short.
+      const cut = small === true ? undefined : await faulty.post(token, request, headers).catch((error: NodeJS.ErrnoException) => {
         assert.equal(error.code, 'ECONNRESET', `${path}: ${error.message}`);
         return undefined;
       });
