@@ -12,7 +12,7 @@ import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { codeOf } from '../support/code-of.js';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { takeRedisDown } from '../support/redis-outage.js';
+import { stallingRedis, takeRedisDown } from '../support/redis-outage.js';
 import { bodyBytesOf, eventually, sampleTable, storeContract } from '../support/store-contract.js';
 
 const skip = redisSkipReason();
@@ -226,12 +226,7 @@ test('Redis down: S2SP_ERR_STORE_UNAVAILABLE at once, nothing crashes, and the s
 });
 
 test('a Redis that stops answering with its connection open (SIGSTOP): every call is S2SP_ERR_STORE_UNAVAILABLE within its deadline, and works after SIGCONT', { skip }, async (t) => {
-  const own = await startRedisServer();
-  t.after(() => own.stop()); // continues a paused server before ending it
-  const deadlineMs = 500;
-  const store = new RedisStore({ url: own.url, commandTimeoutMs: deadlineMs });
-  t.after(() => store.close());
-  await store.ready();
+  const { redis: own, store, deadlineMs } = await stallingRedis(t);
   const { token } = await store.put(sampleTable(25));
   own.pause();
   t.after(() => own.resume());

@@ -11,12 +11,12 @@ import assert from 'node:assert/strict';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MemoryStore } from '../../src/cache/memory-store.js';
-import { RedisStore } from '../../src/cache/redis-store.js';
 import { registerResourceTool } from '../../src/control/resource-tool.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { mintToken } from '../../src/protocol/token.js';
 import { connectInMemory } from '../support/in-memory-client.js';
-import { redisSkipReason, startRedisServer } from '../support/redis-server.js';
+import { redisSkipReason } from '../support/redis-server.js';
+import { stallingRedis } from '../support/redis-outage.js';
 import { eventually } from '../support/store-contract.js';
 
 const SECRET = 'connect ECONNREFUSED redis://admin:hunter2@10.0.0.7:6379';
@@ -115,12 +115,7 @@ test('onToolError receives the error; a throwing logger still yields a tool erro
 });
 
 test('a shared store that stops answering (SIGSTOP): the resource tool answers S2SP_ERR_STORE_UNAVAILABLE within the deadline, and works after SIGCONT', { skip: redisSkipReason() }, async (t) => {
-  const redis = await startRedisServer();
-  t.after(() => redis.stop()); // continues a paused server before ending it
-  const deadlineMs = 500;
-  const store = new RedisStore({ url: redis.url, commandTimeoutMs: deadlineMs });
-  t.after(() => store.close());
-  await store.ready();
+  const { redis, store, deadlineMs } = await stallingRedis(t);
   const server = new S2SPServer({ name: 't', store });
   server.resourceTool('rows', { description: 'r' }, () => [{ a: 1 }, { a: 2 }]);
   await server.listen();

@@ -12,7 +12,7 @@ import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { ARROW, startPlane } from '../support/data-plane-harness.js';
 import { heldFetch } from '../support/held-fetch.js';
 import { redisSkipReason, startRedisServer } from '../support/redis-server.js';
-import { takeRedisDown } from '../support/redis-outage.js';
+import { stallingRedis, takeRedisDown } from '../support/redis-outage.js';
 import { eventually } from '../support/store-contract.js';
 
 const big = tableFromRows(Array.from({ length: 400_000 }, (_, i) => ({ id: i, label: `a label for row ${i}`, x: i / 7 })));
@@ -86,11 +86,7 @@ test('a shared store that is down: fetch and health are 503 S2SP_ERR_STORE_UNAVA
 });
 
 test('a shared store that stops answering (SIGSTOP): fetch and health are 503 S2SP_ERR_STORE_UNAVAILABLE within the deadline; both work after SIGCONT', { skip: redisSkipReason() }, async (t) => {
-  const redis = await startRedisServer();
-  t.after(() => redis.stop()); // continues a paused server before ending it
-  const deadlineMs = 500;
-  const store = new RedisStore({ url: redis.url, commandTimeoutMs: deadlineMs });
-  await store.ready();
+  const { redis, store, deadlineMs } = await stallingRedis(t);
   const plane = await startPlane(t, { store, workers: 0 });
   const { token } = await store.put(tableFromRows([{ a: 1 }, { a: 2 }]));
   redis.pause();
