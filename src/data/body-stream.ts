@@ -201,10 +201,12 @@ export class ReadyParts extends Readable {
       return destination;
     }
     // A small answer stays corked through the gate, so it still leaves in one write; a large one
-    // goes out now (the gate waits for the socket to take it).
+    // goes out now, and the gate waits until the destination passed it on (a destination between
+    // us and the socket, such as the metrics' byte counter, holds it until the socket asks), then
+    // for the socket to take it.
     const corked = out.writableNeedDrain !== true;
     if (!corked) out.uncork?.();
-    gate!().then(
+    (corked ? gate!() : drainOrClose(out).then(gate)).then(
       () => {
         out.write(this.parts[held]);
         if (corked) out.uncork?.();
@@ -214,6 +216,19 @@ export class ReadyParts extends Readable {
     );
     return destination;
   }
+}
+
+/** Resolves at the stream's next 'drain' or its 'close', whichever comes first. */
+export function drainOrClose(stream: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
 }
 
 /** The chunk's messages from cached compressed columns, compressing (once) those not cached yet. */

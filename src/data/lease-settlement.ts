@@ -22,10 +22,10 @@
  * gone or stuck) or that consumed nothing cuts the response instead: the
  * client never sees a complete transfer that another replica could repeat.
  */
-import type { Socket } from 'node:net';
 import type { FastifyReply } from 'fastify';
 import type { BodyLease } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
+import { drainOrClose } from './body-stream.js';
 
 /** One transfer's lease and the connection it is for. */
 export interface LeaseSettlement {
@@ -129,17 +129,4 @@ export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError
     },
     fail: release,
   };
-}
-
-/** Resolves at the socket's next 'drain' or its 'close', whichever comes first. */
-function drainOrClose(socket: Socket): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      socket.off('drain', done);
-      socket.off('close', done);
-      resolve();
-    };
-    socket.on('drain', done);
-    socket.on('close', done);
-  });
 }

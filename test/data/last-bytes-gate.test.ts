@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
 import { tableFromArrays } from 'apache-arrow';
+import { Registry } from 'prom-client';
 import type { BodyStore } from '../../src/cache/body-store.js';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { RedisStore } from '../../src/cache/redis-store.js';
@@ -33,6 +34,27 @@ function isComplete(status: number, complete: boolean, body: Buffer, kind: 'arro
   }
 }
 
+/** About 40 MB of Arrow: far more than loopback socket buffers hold, so a held transfer stays open. */
+function fortyMegabytes() {
+  const rows = 2_500_000;
+  return tableFromArrays({ id: Int32Array.from({ length: rows }, (_, i) => i), x: Float64Array.from({ length: rows }, (_, i) => i / 7) });
+}
+
+test('regression: behind the metrics\' byte counter, a large answer was committed before the client read it', { timeout: 60_000 }, async (t) => {
+  // The whole cached stream is written into the counter at once, before anything reached the
+  // socket: the commit took the socket's empty buffer for "sent" and consumed the token while the
+  // client had read nothing (a hang-up then lost the data).
+  const plane = await startPlane(t, { store: new MemoryStore(), workers: 0, registry: new Registry() });
+  const { token } = await plane.store.put(fortyMegabytes());
+  const transfer = heldFetch(`${plane.base}/s2sp/data/${token}`);
+  await transfer.answered;
+  const settledUnread = [...plane.store.settlements(token)];
+  const result = await transfer.read(); // before any assertion: a transfer left held would keep the plane from closing
+  assert.deepEqual(settledUnread, [], 'settled while the client had read nothing');
+  assert.ok(isComplete(result.status, result.complete, result.body, 'arrow'));
+  assert.deepEqual(await plane.store.settled(token), ['commit']);
+});
+
 test('one token fetched in full twice: Redis (AOF) stopped mid-transfer, back on its data; at most one complete transfer', { skip: redisSkipReason(), timeout: 120_000 }, async (t) => {
   const redis = await startRedisServer({ appendOnly: true });
   t.after(() => redis.stop());
@@ -42,10 +64,8 @@ test('one token fetched in full twice: Redis (AOF) stopped mid-transfer, back on
   await Promise.all([storeA.ready(), storeB.ready()]);
   const a = await startPlane(t, { store: storeA, workers: 0 });
   const b = await startPlane(t, { store: storeB, workers: 0 });
-  // About 40 MB of Arrow: replica A puts it, so it serves the fetch from its local copy.
-  const rows = 2_500_000;
-  const table = tableFromArrays({ id: Int32Array.from({ length: rows }, (_, i) => i), x: Float64Array.from({ length: rows }, (_, i) => i / 7) });
-  const { token } = await a.store.put(table);
+  // Replica A puts the body, so it serves the fetch from its local copy.
+  const { token } = await a.store.put(fortyMegabytes());
   const bodyBytes = (await storeA.stats()).localBytes!;
   assert.ok(bodyBytes > 35_000_000, `a body of ${bodyBytes} bytes`);
 
