@@ -73,7 +73,9 @@ export interface BodyLease {
    * when it resolves true (SPEC 5): that is the one transfer of the token.
    * Resolves false when this lease consumed nothing (the token was revoked or
    * expired meanwhile, or this lease timed out and another transfer took the
-   * token); a settled lease also answers false.
+   * token); a settled lease also answers false. (A store written when this
+   * resolved void still works: the data plane takes anything but false as
+   * consumed.)
    * @throws S2SPError `S2SP_ERR_STORE_UNAVAILABLE` when a shared store cannot record it
    */
   commit(): Promise<boolean>;

@@ -8,7 +8,7 @@
  * Readable holds at most one part beyond what the socket accepted, so a large
  * body is never buffered whole, and backpressure reaches the encoders.
  */
-import type { ServerResponse } from 'node:http';
+import { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Table } from 'apache-arrow';
 import type { CachedBody } from '../cache/body-store.js';
@@ -201,12 +201,13 @@ export class ReadyParts extends Readable {
       return destination;
     }
     // A small answer stays corked through the gate, so it still leaves in one write; a large one
-    // goes out now, and the gate waits until the destination passed it on (a destination between
-    // us and the socket, such as the metrics' byte counter, holds it until the socket asks), then
-    // for the socket to take it.
+    // goes out now, and the gate waits until a stream between us and the response (the metrics'
+    // byte counter) passed it on, since it holds it until the socket asks; the gate itself then
+    // waits for the socket to take it. (Not for the response's own 'drain': the socket's is the
+    // one to wait for, and an injected request's response never emits it.)
     const corked = out.writableNeedDrain !== true;
     if (!corked) out.uncork?.();
-    (corked ? gate!() : drainOrClose(out).then(gate)).then(
+    (corked || out instanceof ServerResponse ? gate!() : drainOrClose(out).then(gate)).then(
       () => {
         out.write(this.parts[held]);
         if (corked) out.uncork?.();

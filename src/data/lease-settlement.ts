@@ -125,7 +125,9 @@ export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError
         onSettleError(error);
         throw error;
       }
-      if (!consumed) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
+      // Only an explicit false: a store written against the older `Promise<void>` cannot tell, and
+      // must not have every transfer cut.
+      if (consumed === false) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     },
     fail: release,
   };
