@@ -67,8 +67,18 @@ export interface BodyLease {
    * out, or the token is gone): the transfer should then stop.
    */
   renew(): Promise<boolean>;
-  /** The transfer completed: the entry is deleted (single use). */
-  commit(): Promise<void>;
+  /**
+   * The transfer is about to complete: the entry is deleted (single use). The
+   * data plane calls it before a response's last bytes and sends them only
+   * when it resolves true (SPEC 5): that is the one transfer of the token.
+   * Resolves false when this lease consumed nothing (the token was revoked or
+   * expired meanwhile, or this lease timed out and another transfer took the
+   * token); a settled lease also answers false. (A store written when this
+   * resolved void still works: the data plane takes anything but false as
+   * consumed.)
+   * @throws S2SPError `S2SP_ERR_STORE_UNAVAILABLE` when a shared store cannot record it
+   */
+  commit(): Promise<boolean>;
   /** The transfer failed or was refused: the entry stays fetchable until its TTL. */
   release(): Promise<void>;
 }

@@ -7,7 +7,8 @@
  * already has, without encoding or storing it again; a body lives as long as
  * its last token. The budget counts bodies, not tokens.
  *
- * Single use is committed on completion (SPEC 3.4): `lease` marks the entry in
+ * Single use is committed on completion (SPEC 3.4; the data plane commits just
+ * before a response's last bytes, SPEC 5): `lease` marks the entry in
  * flight (a second lease gets 409), `commit` deletes it, `release` returns it,
  * and a lease neither renewed nor settled within the lease timeout ends by
  * itself (lazily: the next lease, renewal or expiry that looks finds it over). The check-and-mark in `lease` runs without an await, so it is
@@ -249,18 +250,22 @@ export class MemoryStore implements BodyStore {
     body.leases++;
     this.#observers.emit({ type: 'leased' });
     let settled = false;
-    const settle = (consume: boolean) => {
-      if (settled) return;
+    /** Ends the lease; true when a commit took the token (multi-use: found it still live). */
+    const settle = (consume: boolean): boolean => {
+      if (settled) return false;
       settled = true;
       this.#observers.emit({ type: 'settled' });
       body.leases--;
       if (entry.lease === state) entry.lease = undefined;
+      let consumed = false;
       if (this.#entries.get(token) === entry && entry.lease === undefined) {
         // A commit after the lease timed out still consumes, unless another transfer took the token since.
+        consumed = consume;
         if (consume && this.singleUse) this.#remove(token, 'consumed');
         else if (entry.expired) this.#remove(token, 'expired');
       }
       if (body.tokens === 0) this.#free(body);
+      return consumed;
     };
     return {
       body: body.cached,
@@ -277,7 +282,7 @@ export class MemoryStore implements BodyStore {
         return true;
       },
       commit: async () => settle(true),
-      release: async () => settle(false),
+      release: async () => void settle(false),
     };
   }
 

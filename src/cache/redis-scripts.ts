@@ -132,12 +132,16 @@ return 1`;
  * A commit (force 0) whose lease timed out and was taken by another transfer
  * does nothing and returns {-1}; otherwise the token goes, and when it was
  * the body's last live token, every key of the body goes too.
- * Returns {existed (0/1), bodyFreed (0/1)}.
+ * Returns {existed (0/1), bodyFreed (0/1)}. For a commit, existed 1 means this
+ * transfer is the token's one complete transfer: the token was live, or its
+ * TTL passed under this very lease (nobody else could have taken it; a
+ * revoke drops the lease too), as MemoryStore lets such a transfer finish.
  */
 export const CONSUME = `
 local holder = redis.call('GET', KEYS[2])
 if ARGV[3] == '0' and holder and holder ~= ARGV[1] then return {-1, 0} end
 local existed = redis.call('DEL', KEYS[1])
+if existed == 0 and ARGV[3] == '0' and holder == ARGV[1] then existed = 1 end
 if holder and (holder == ARGV[1] or ARGV[3] == '1') then redis.call('DEL', KEYS[2]) end
 redis.call('SREM', KEYS[3], ARGV[2])
 local base = string.sub(KEYS[4], 1, -2)

@@ -14,6 +14,12 @@
  * - Redis unreachable: every call fails fast with
  *   `S2SP_ERR_STORE_UNAVAILABLE` (no offline queue), the client reconnects by
  *   itself, and calls succeed again once Redis is back.
+ * - Redis that stops answering with its connection open (SIGSTOP, a
+ *   partition): every command has a deadline (`commandTimeoutMs`), also once
+ *   written to the socket, where the client's own timeout no longer applies.
+ *   Past it the call fails with `S2SP_ERR_STORE_UNAVAILABLE` and the
+ *   connection is replaced, which fails the commands stuck on it at once; the
+ *   fresh one becomes ready when Redis answers again.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
@@ -47,7 +53,12 @@ import { bodyTableOf } from '../table/body-table.js';
 export const DEFAULT_CHUNK_BYTES = 1024 * 1024 - 64;
 /** Default bytes of local body copies per replica: 512 MiB. */
 export const DEFAULT_LOCAL_MAX_BYTES = 512 * 1024 * 1024;
-/** Default time a Redis command may take before it counts as Redis being unavailable: 5 s. */
+/**
+ * Default deadline of each Redis command, from the call to its reply: 5 s. A
+ * healthy Redis answers in well under a millisecond on a LAN; a chunk of a
+ * body (1 MiB) takes milliseconds, so this is only reached by a Redis that is
+ * gone or stuck.
+ */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
 /** Chunk reads in flight while a body is pulled: bounds the transient copies. */
 const PULL_WINDOW = 8;
@@ -68,7 +79,11 @@ export interface RedisStoreOptions {
   keyPrefix?: string;
   /** Largest chunk value in bytes (default just under 1 MiB). */
   chunkBytes?: number;
-  /** Milliseconds before a command counts as failed (default 5,000). */
+  /**
+   * Deadline of each Redis command in milliseconds, from the call to its
+   * reply, written to the socket or not (default 5,000). Past it the call
+   * fails with `S2SP_ERR_STORE_UNAVAILABLE` and the connection is replaced.
+   */
   commandTimeoutMs?: number;
   /** Connection errors, for the embedder's log (default: ignored; calls still fail with a code). */
   onError?: (error: Error) => void;
@@ -93,7 +108,10 @@ export class RedisStore implements BodyStore {
   readonly maxBytes: number;
   readonly leaseTimeoutMs: number;
   readonly chunkBytes: number;
-  readonly #client: RedisClientType;
+  /** Replaced (never reused) when a command misses its deadline: see {@link RedisStore.#reconnect}. */
+  #client: RedisClientType;
+  readonly #url: string;
+  readonly #onError: ((error: Error) => void) | undefined;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #pool: SharedMemoryPool;
@@ -115,16 +133,37 @@ export class RedisStore implements BodyStore {
     const localMaxBytes = positiveOption(options.localMaxBytes, 'localMaxBytes') ?? DEFAULT_LOCAL_MAX_BYTES;
     this.#pool = new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, localMaxBytes / 4), fullGc: options.fullGc });
     this.#local = new LocalBodyCache(localMaxBytes, this.#pool);
-    this.#client = createClient({
-      url: options.url,
+    this.#url = options.url;
+    this.#onError = options.onError;
+    this.#client = this.#connect();
+  }
+
+  /** A client connecting in the background, retrying until Redis is up: a replica starts while Redis is down, and works once it is up. */
+  #connect(): RedisClientType {
+    const client = createClient({
+      url: this.#url,
       // Fail fast while disconnected: a queued command would hang a tool call or a fetch until Redis returns.
       disableOfflineQueue: true,
       socket: { connectTimeout: this.#timeoutMs, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1000) },
     }) as RedisClientType;
     // Without a listener, an 'error' event would take the process down.
-    this.#client.on('error', (error: Error) => options.onError?.(error));
-    // Connects in the background and keeps retrying: a replica starts while Redis is down, and works once it is up.
-    this.#client.connect().catch(() => {});
+    client.on('error', (error: Error) => this.#onError?.(error));
+    client.connect().catch(() => {});
+    return client;
+  }
+
+  /**
+   * Drops `client` (when it is still the current one) for a fresh connection.
+   * A command written to a Redis that stopped answering waits for its reply
+   * for ever, and every later command queues behind it on that connection;
+   * destroying the connection fails them all at once. The fresh connection is
+   * not ready until Redis answers its handshake, and meanwhile calls fail fast
+   * (no offline queue).
+   */
+  #reconnect(client: RedisClientType): void {
+    if (this.#closed || this.#client !== client) return;
+    this.#client = this.#connect();
+    client.destroy();
   }
 
   /** Resolves once connected to Redis (or rejects after `timeoutMs`); calls made before then fail with a code. */
@@ -205,20 +244,30 @@ export class RedisStore implements BodyStore {
     }
     this.#observers.emit({ type: 'leased' });
     let settled = false;
-    const settle = async (consume: boolean) => {
-      if (settled) return;
+    const settle = () => {
+      if (settled) return false;
       settled = true;
       pinned.unpin();
       this.#observers.emit({ type: 'settled' });
-      if (!consume) return void (await this.#run(RELEASE, [keys.lease], [leaseId]));
-      if (await this.#consume(id, hash, leaseId, false)) this.#observers.emit({ type: 'consumed' });
+      return true;
+    };
+    const commit = async () => {
+      if (!settle()) return false;
+      // Recorded once the script answered: the accounting after it is tidying (it also heals at the
+      // token's TTL), so its failure must not cut a transfer whose single use is already on record.
+      const consumed = await this.#consume(id, hash, leaseId, false, (tidying) => tidying.catch((error) => this.#onError?.(error as Error)));
+      if (consumed) this.#observers.emit({ type: 'consumed' });
+      return consumed;
+    };
+    const release = async () => {
+      if (settle()) await this.#run(RELEASE, [keys.lease], [leaseId]);
     };
     return {
       body: pinned.body,
       timeoutMs: this.leaseTimeoutMs,
       renew: async () => !settled && (await renew()),
-      commit: () => this.#observed(settle(true)),
-      release: () => this.#observed(settle(false)),
+      commit: () => this.#observed(commit()),
+      release: () => this.#observed(release()),
     };
   }
 
@@ -281,20 +330,27 @@ export class RedisStore implements BodyStore {
     this.#closed = true;
     this.#local.clear();
     this.#pool.clear();
-    if (this.#client.isReady) await this.#client.close().catch(() => this.#client.destroy());
-    else this.#client.destroy();
+    const client = this.#client;
+    if (client.isReady) await client.close().catch(() => client.destroy());
+    else client.destroy();
   }
 
-  /** Consumes (commit) or revokes (force) a token; true when it existed. */
-  async #consume(id: string, hash: string, leaseId: string, force: boolean): Promise<boolean> {
+  /**
+   * Consumes (commit) or revokes (force) a token; true when this call took a
+   * live token (a commit whose lease another transfer holds takes nothing).
+   * @param tidy what to do with the accounting that follows the script (default: wait for it)
+   */
+  async #consume(id: string, hash: string, leaseId: string, force: boolean, tidy = (tidying: Promise<unknown>) => tidying): Promise<boolean> {
     const keys = this.#tokenKeys(id, hash);
     const [existed, freed] = (await this.#run(CONSUME, [keys.token, keys.lease, keys.set, keys.meta], [leaseId, hash, force ? '1' : '0'])) as number[];
     if (existed === -1) return false;
-    await Promise.all([
-      this.#send(['DEL', this.#indexKey(hash)]),
-      this.#send(['ZREM', this.#acctKey('tokens'), hash]),
-      freed === 1 ? this.#run(FORGET_BODY, [this.#acctKey('sizes'), this.#acctKey('bodies')], [id]) : undefined,
-    ]);
+    await tidy(
+      Promise.all([
+        this.#send(['DEL', this.#indexKey(hash)]),
+        this.#send(['ZREM', this.#acctKey('tokens'), hash]),
+        freed === 1 ? this.#run(FORGET_BODY, [this.#acctKey('sizes'), this.#acctKey('bodies')], [id]) : undefined,
+      ]),
+    );
     return existed === 1;
   }
 
@@ -386,13 +442,28 @@ export class RedisStore implements BodyStore {
     return id ?? undefined;
   }
 
-  /** One command, with the store's timeout; any failure becomes an S2SPError with a code. */
+  /**
+   * One command, answered within the store's deadline; any failure becomes an
+   * S2SPError with a code. The client's own `timeout` ends only a command not
+   * yet written; this deadline also ends one waiting for its reply.
+   */
   async #send(args: Array<string | Buffer>, buffers = false): Promise<Reply> {
     if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
+    const client = this.#client;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        reject(new S2SPError('S2SP_ERR_STORE_UNAVAILABLE'));
+        this.#reconnect(client);
+      }, this.#timeoutMs);
+    });
     try {
-      return (await this.#client.sendCommand(args, buffers ? { timeout: this.#timeoutMs, typeMapping: BUFFERS } : { timeout: this.#timeoutMs })) as Reply;
+      const reply = client.sendCommand(args, buffers ? { typeMapping: BUFFERS } : undefined);
+      return (await Promise.race([reply as Promise<unknown>, deadline])) as Reply;
     } catch (error) {
       throw storeError(error);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

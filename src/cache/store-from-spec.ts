@@ -15,6 +15,8 @@ export interface StoreSettings {
   maxBytes?: number;
   leaseTimeoutMs?: number;
   fullGc?: FullGc;
+  /** Deadline of each command to a shared store, in ms (RedisStore's `commandTimeoutMs`; memory has none). */
+  commandTimeoutMs?: number;
   /** Connection errors of a shared store, for a log. */
   onError?: (error: Error) => void;
 }
@@ -33,9 +35,9 @@ export function storeKindOf(spec: string): StoreKind {
 
 /** Creates the store `spec` names. @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an unknown spec or bad settings */
 export function storeFromSpec(spec: string, settings: StoreSettings = {}): BodyStore {
-  const { onError, ...common } = optionsObject(settings, 'settings');
+  const { onError, commandTimeoutMs, ...common } = optionsObject(settings, 'settings');
   if (storeKindOf(spec) === StoreKind.memory) return new MemoryStore(common);
-  return new RedisStore({ url: spec, ...common, onError });
+  return new RedisStore({ url: spec, ...common, commandTimeoutMs, onError });
 }
 
 /** `spec` fit for a log line: a Redis URL without its user and password. */

@@ -18,11 +18,13 @@ const USAGE = `Usage:
   s2sp serve [FILE] [--transport stdio|http] [--host H] [--port P] [--data-port P]
                     [--public-url URL] [--ttl SECONDS] [--tool NAME] [--abstract-limit N]
                     [--store memory|redis://[user:pass@]host:port[/db]|rediss://...]
-                    [--lease-timeout SECONDS] [--no-metrics] [HTTP OPTIONS]
+                    [--lease-timeout SECONDS] [--store-timeout SECONDS] [--no-metrics] [HTTP OPTIONS]
       Serve a table (JSON array, GeoJSON FeatureCollection, CSV, Arrow IPC) as the
       resource tool read_table. Default FILE: the bundled USGS earthquakes feed.
       --store (or S2SP_STORE): where bodies are cached; with Redis, every replica
       sharing it serves every token. Default: memory (this process only).
+      --store-timeout: the deadline of each Redis command (default 5); past it a
+      tool call or fetch fails with S2SP_ERR_STORE_UNAVAILABLE.
       Optional packages, loaded when needed: vega-datasets (the bundled feed),
       parquet-wasm (Parquet files), gpt-tokenizer (demo token counts).
   s2sp consumer [--transport stdio|http] [--host H] [--port P]
@@ -138,6 +140,7 @@ async function main(argv: string[]): Promise<void> {
           'abstract-limit': { type: 'string' },
           store: { type: 'string' },
           'lease-timeout': { type: 'string' },
+          'store-timeout': { type: 'string' },
         },
       });
       if (values.help) return log(USAGE);
@@ -151,6 +154,7 @@ async function main(argv: string[]): Promise<void> {
           abstractLimit: integer(values['abstract-limit'], 'abstract-limit', 1),
           store: storeSpec(values.store ?? process.env.S2SP_STORE),
           leaseTimeoutSeconds: seconds(values['lease-timeout'], 'lease-timeout'),
+          storeTimeoutSeconds: seconds(values['store-timeout'], 'store-timeout'),
         },
         log,
       );

@@ -22,6 +22,8 @@ export interface ServeFlags extends TransportFlags {
   store?: string;
   /** Seconds a transfer's lease lasts without renewal (default 30). */
   leaseTimeoutSeconds?: number;
+  /** Deadline of each command to a shared store (Redis) in seconds (default 5). */
+  storeTimeoutSeconds?: number;
   /** Abstract rows per envelope (default 1,000). */
   abstractLimit?: number;
 }
@@ -44,6 +46,7 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
   const store = storeFromSpec(spec, {
     ttlMs: flags.ttlSeconds === undefined ? undefined : flags.ttlSeconds * 1000,
     leaseTimeoutMs: flags.leaseTimeoutSeconds === undefined ? undefined : flags.leaseTimeoutSeconds * 1000,
+    commandTimeoutMs: flags.storeTimeoutSeconds === undefined ? undefined : flags.storeTimeoutSeconds * 1000,
     fullGc: exposeFullGc(),
     // One line per distinct failure: a reconnect loop repeats the same error every second.
     onError: (error) => {

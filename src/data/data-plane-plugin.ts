@@ -7,10 +7,11 @@
  * Order of checks on a fetch: body shape (400) and Accept (406) first, then
  * the lease (404/409), then ids and columns against the body (400, lease
  * released), then the stream; the lease is committed only once the response
- * was written in full and released on any failure, so a 4xx or a dropped
- * transfer never consumes the token.
+ * was written but its last bytes, which go out only after the commit
+ * (last-bytes-gate.ts), and released on any failure, so a 4xx or a dropped
+ * transfer never consumes the token, and a transfer whose commit fails is cut.
  */
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyPluginAsync } from 'fastify';
 import type { BodyStore, CachedBody } from '../cache/body-store.js';
@@ -27,6 +28,7 @@ import { smallResponse } from './small-response.js';
 import { createEncoder, negotiateEncoding } from './content-encoding.js';
 import { errorForReply } from './error-reply.js';
 import { settleLease } from './lease-settlement.js';
+import { COMMIT_FIRST_MAX_BYTES, holdLastBytes } from './last-bytes-gate.js';
 import { parseFetchRequest, resolveFetch, type ResolvedFetch } from './fetch-request.js';
 import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
 import { negotiateFormat, type NegotiationSupport, type ResponseFormat } from './negotiate.js';
@@ -149,7 +151,9 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       const resolved = resolveFetch(fetchRequest, body.table);
       const small = smallResponse(body.table, resolved, format, inlineCellLimit ?? DEFAULT_INLINE_CELL_LIMIT);
       const response = small ?? (await streamedResponse(body, resolved, format, settlement.signal));
-      settlement.sending(() => {
+      settlement.sending();
+      const commit = async () => {
+        await settlement.commit();
         // The body's compressed buffers help only a later fetch of it (any token sharing the body);
         // once the store lets the body go, keeping them only costs memory and garbage collections.
         // A store that cannot tell is asked about this token: it loses reuse then, not data.
@@ -157,17 +161,24 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
         if (store.holdsBody !== undefined) {
           if (!store.holdsBody(body.id)) compressedCache.delete(body.id);
         } else void store.has(token).then((alive) => alive || compressedCache.delete(body.id), () => {});
-      });
-      if (format.kind === 'arrow') {
-        reply.type(arrowStreamType(format.codec));
+      };
+      const encoding = format.kind === 'json' ? negotiateEncoding(request.headers['accept-encoding']) : undefined;
+      reply.type(format.kind === 'arrow' ? arrowStreamType(format.codec) : JSON_CONTENT_TYPE);
+      // Single use under store faults (SPEC 5): a small answer is committed before it is sent (a
+      // failed commit is then a clean error document), any other holds its last bytes until then.
+      if (encoding === undefined && Buffer.isBuffer(response) && response.byteLength <= COMMIT_FIRST_MAX_BYTES) {
+        await commit();
         return reply.send(response);
       }
-      reply.type(JSON_CONTENT_TYPE);
-      const encoding = negotiateEncoding(request.headers['accept-encoding']);
-      if (encoding === undefined) return reply.send(response);
+      const gated = holdLastBytes(response, commit);
+      // Sent as a stream now, which fastify gives no length: one Buffer keeps its Content-Length.
+      if (encoding === undefined) {
+        if (Buffer.isBuffer(response)) reply.header('content-length', response.byteLength);
+        return reply.send(gated);
+      }
       reply.header('content-encoding', encoding).header('vary', 'Accept, Accept-Encoding');
       const encoder = createEncoder(encoding);
-      pipeline(Buffer.isBuffer(response) ? Readable.from([response]) : response, encoder).catch(() => {}); // errors destroy both; the response sees the cut
+      pipeline(gated, encoder).catch(() => {}); // errors destroy both; the response sees the cut
       return reply.send(encoder);
     } catch (error) {
       await settlement.fail();

@@ -14,19 +14,33 @@
  * process (whose renewals stop) loses it after the lease timeout. A lease
  * found lost (timed out and taken by another transfer) cuts this transfer:
  * two complete transfers of one token must never happen.
+ *
+ * The commit comes before the response's last bytes (SPEC 5): the response
+ * holds them back (last-bytes-gate.ts), asks {@link LeaseSettlement.commit}
+ * once everything before them went to the socket, and sends them only when
+ * this transfer consumed the token. A commit the store cannot record (Redis
+ * gone or stuck) or that consumed nothing cuts the response instead: the
+ * client never sees a complete transfer that another replica could repeat.
  */
 import type { FastifyReply } from 'fastify';
 import type { BodyLease } from '../cache/body-store.js';
+import { S2SPError } from '../errors.js';
+import { drainOrClose } from './body-stream.js';
 
 /** One transfer's lease and the connection it is for. */
 export interface LeaseSettlement {
   /** Aborted when the client is gone (or the lease lost) before the response completed. */
   readonly signal: AbortSignal;
+  /** The response is about to be sent: from now on a hang-up releases the lease. */
+  sending(): void;
   /**
-   * The response is about to be sent: commit on complete 'finish', release on anything else.
-   * @param onCommitted called once the token is consumed (not after a release)
+   * The response is written but its last bytes: waits until what was written
+   * went to the socket, then commits. Resolves once this transfer consumed
+   * the token (send the last bytes then); rejects when the client is gone,
+   * the token was not this transfer's to consume, or the store could not
+   * record it (cut the response then).
    */
-  sending(onCommitted?: () => void): void;
+  commit(): Promise<void>;
   /** The transfer failed before its response was sent: release (resolves once released, before the error is answered). */
   fail(): Promise<void>;
 }
@@ -34,6 +48,7 @@ export interface LeaseSettlement {
 /**
  * Starts watching `reply`'s connection for the transfer holding `lease`.
  * @param onSettleError told when the store could not commit or release (Redis down): the lease then ends with its timeout
+ *   (and a failed commit cuts the response)
  */
 export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError: (error: unknown) => void): LeaseSettlement {
   const res = reply.raw;
@@ -53,30 +68,28 @@ export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError
       (held) => {
         if (held || settled) return;
         abort();
-        res.destroy(new Error('the lease on this token was lost'));
+        res.destroy(new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND')); // the lease on this token was lost
       },
       () => {}, // unreachable store: keep going; nobody else can take the lease meanwhile either
     );
   }, Math.max(10, lease.timeoutMs / 3));
   renewal.unref();
-  let onCommitted: (() => void) | undefined;
-  const settle = async (complete: boolean): Promise<void> => {
-    if (settled) return;
+  const stopWatching = () => {
     settled = true;
     clearInterval(renewal);
     socket.removeListener('close', onGone);
-    if (!complete) abort();
-    await (complete ? lease.commit() : lease.release());
-    if (complete) onCommitted?.();
   };
-  // From an event there is no one to tell but the log; a store that fails to settle lets the lease time out.
-  const settleFromEvent = (complete: boolean) => {
-    settle(complete).catch(onSettleError);
+  const release = async (): Promise<void> => {
+    if (settled) return;
+    stopWatching();
+    abort();
+    await lease.release();
   };
   const gone = () => res.destroyed || socket.destroyed;
   function onGone(): void {
     // Before the response is sent, a chunk may still be reading the body: release comes from fail() or sending().
-    if (sending) settleFromEvent(false);
+    // From an event there is no one to tell but the log; a store that fails to release lets the lease time out.
+    if (sending) release().catch(onSettleError);
     else abort();
   }
   res.once('close', onGone);
@@ -92,17 +105,30 @@ export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError
       }
       return hangUp.signal;
     },
-    sending(committed) {
+    sending() {
       sending = true;
-      onCommitted = committed;
-      res.once('finish', () => {
-        // Node also emits 'finish' when the last write was cut: by the client hanging up (the
-        // socket is then errored) or by a timeout destroying the socket (not errored, but
-        // destroyed before its writes went out). Neither transfer completed: keep the token.
-        settleFromEvent(res.statusCode >= 200 && res.statusCode < 300 && !socket.errored && !socket.destroyed);
-      });
-      if (gone()) settleFromEvent(false);
+      if (gone()) onGone();
     },
-    fail: () => settle(false),
+    async commit() {
+      // Committing while most of the body still sits in our buffers would consume the token of a
+      // transfer the client may yet lose: wait until the socket handed it to the kernel (or the
+      // client went). The socket, not the response: an injected request's response never drains.
+      while (socket.writableNeedDrain && !gone()) await drainOrClose(socket);
+      if (settled || gone()) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND'); // released on the hang-up
+      stopWatching();
+      // No release after a failed commit: the store that failed it would fail that too, and a
+      // commit that timed out may have been recorded; the lease ends with its timeout.
+      let consumed: boolean;
+      try {
+        consumed = await lease.commit();
+      } catch (error) {
+        onSettleError(error);
+        throw error;
+      }
+      // Only an explicit false: a store written against the older `Promise<void>` cannot tell, and
+      // must not have every transfer cut.
+      if (consumed === false) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
+    },
+    fail: release,
   };
 }

@@ -156,6 +156,7 @@ const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
   ['missing file', ['serve', '/nonexistent/table.json'], 1, /S2SP_ERR_INPUT_UNREADABLE/],
   ['bad store', ['serve', '--store', 'postgres://db'], 2, /--store \(or S2SP_STORE\): option store must be "memory" or a redis:\/\/ or rediss:\/\/ URL/],
   ['bad lease timeout', ['serve', '--lease-timeout', '0'], 2, /--lease-timeout must be a positive number of seconds/],
+  ['bad store timeout', ['serve', '--store-timeout', '0'], 2, /--store-timeout must be a positive number of seconds/],
 ];
 
 for (const [label, args, exitCode, message] of CLI_ERRORS) {

@@ -2,7 +2,9 @@
  * Tool failures stay clean: a resource tool call that fails leaves no cache
  * entry behind, and an unexpected error of a handler becomes
  * S2SP_ERR_TOOL_FAILED naming no internals, while the full error, tokens
- * redacted, goes to the server's log.
+ * redacted, goes to the server's log. A shared store that stops answering
+ * is a tool error S2SP_ERR_STORE_UNAVAILABLE within its deadline, never a
+ * call left hanging.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +15,9 @@ import { registerResourceTool } from '../../src/control/resource-tool.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { mintToken } from '../../src/protocol/token.js';
 import { connectInMemory } from '../support/in-memory-client.js';
+import { redisSkipReason } from '../support/redis-server.js';
+import { stallingRedis } from '../support/redis-outage.js';
+import { eventually } from '../support/store-contract.js';
 
 const SECRET = 'connect ECONNREFUSED redis://admin:hunter2@10.0.0.7:6379';
 
@@ -107,4 +112,23 @@ test('onToolError receives the error; a throwing logger still yields a tool erro
   });
   const other = await connectInMemory(broken, t);
   assert.equal(failure(await other.callTool({ name: 'rows', arguments: {} })).code, 'S2SP_ERR_TOOL_FAILED');
+});
+
+test('a shared store that stops answering (SIGSTOP): the resource tool answers S2SP_ERR_STORE_UNAVAILABLE within the deadline, and works after SIGCONT', { skip: redisSkipReason() }, async (t) => {
+  const { redis, store, deadlineMs } = await stallingRedis(t);
+  const server = new S2SPServer({ name: 't', store });
+  server.resourceTool('rows', { description: 'r' }, () => [{ a: 1 }, { a: 2 }]);
+  await server.listen();
+  const client = await connectInMemory(server, t);
+  const call = () => client.callTool({ name: 'rows', arguments: { abstract_domains: 'a' } });
+  redis.pause();
+  t.after(() => redis.resume());
+  for (let round = 1; round <= 2; round++) {
+    const at = Date.now();
+    const { code } = failure(await call());
+    assert.equal(code, 'S2SP_ERR_STORE_UNAVAILABLE', `round ${round}`);
+    assert.ok(Date.now() - at < 3 * deadlineMs, `round ${round}: answered after ${Date.now() - at} ms`);
+  }
+  redis.resume();
+  await eventually(async () => (await call()).isError !== true, 10_000, 'the tool works again after SIGCONT');
 });

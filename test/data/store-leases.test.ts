@@ -6,45 +6,16 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { RedisStore } from '../../src/cache/redis-store.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { ARROW, startPlane } from '../support/data-plane-harness.js';
+import { heldFetch } from '../support/held-fetch.js';
 import { redisSkipReason, startRedisServer } from '../support/redis-server.js';
-import { takeRedisDown } from '../support/redis-outage.js';
+import { stallingRedis, takeRedisDown } from '../support/redis-outage.js';
 import { eventually } from '../support/store-contract.js';
 
 const big = tableFromRows(Array.from({ length: 400_000 }, (_, i) => ({ id: i, label: `a label for row ${i}`, x: i / 7 })));
-
-/**
- * Starts a full Arrow fetch whose client reads nothing until `read()` is
- * called: the transfer stays open (the server stalls on a full socket) for as
- * long as the test needs, with no reading pace to guess.
- */
-function heldFetch(url: string): { answered: Promise<void>; read(): Promise<{ status: number; bytes: number; complete: boolean }> } {
-  let onAnswer!: (response: http.IncomingMessage) => void;
-  const response = new Promise<http.IncomingMessage>((resolve) => (onAnswer = resolve));
-  const request = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ARROW } }, (res) => {
-    res.pause();
-    onAnswer(res);
-  });
-  const failed = new Promise<never>((_resolve, reject) => request.on('error', reject));
-  request.end('{}');
-  const answered = Promise.race([response, failed]).then(() => {});
-  const read = async () => {
-    const res = await Promise.race([response, failed]);
-    let bytes = 0;
-    res.on('data', (chunk: Buffer) => (bytes += chunk.byteLength));
-    const complete = await new Promise<boolean>((resolve) => {
-      res.on('end', () => resolve(res.complete));
-      res.on('error', () => resolve(false));
-      res.resume();
-    });
-    return { status: res.statusCode ?? 0, bytes, complete };
-  };
-  return { answered, read };
-}
 
 test('a transfer slower than the lease timeout keeps its lease (renewed), completes once, then 404', { timeout: 30_000 }, async (t) => {
   const plane = await startPlane(t, { store: new MemoryStore({ leaseTimeoutMs: 150 }), workers: 0 });
@@ -66,7 +37,7 @@ test('a transfer slower than the lease timeout keeps its lease (renewed), comple
   const result = await transfer.read();
   assert.equal(result.status, 200);
   assert.equal(result.complete, true);
-  assert.equal(result.bytes, bodyBytes);
+  assert.equal(result.body.byteLength, bodyBytes);
   assert.deepEqual(await store.settled(token), ['commit']);
   assert.equal((await plane.post(token, {})).status, 404);
 });
@@ -87,7 +58,7 @@ test('a lease lost to another transfer cuts this one: never two complete transfe
   const taken = await plane.post(token, {}, { accept: ARROW });
   assert.equal(taken.status, 200, 'fetchable after the lease timeout');
   assert.equal(taken.complete, true);
-  assert.deepEqual(await store.settled(token), ['commit'], 'the transfer committed (on its response\'s \'finish\')');
+  assert.deepEqual(await store.settled(token), ['commit'], 'the transfer committed (before its last bytes)');
   await dead.commit(); // the dead holder settling late changes nothing
   assert.equal((await plane.post(token, {})).status, 404);
 });
@@ -112,4 +83,34 @@ test('a shared store that is down: fetch and health are 503 S2SP_ERR_STORE_UNAVA
   const ok = await plane.post(fresh.token, { row_ids: [1] });
   assert.equal(ok.status, 200);
   assert.deepEqual(ok.json().body, [{ _row_id: 1, a: 2 }]);
+});
+
+test('a shared store that stops answering (SIGSTOP): fetch and health are 503 S2SP_ERR_STORE_UNAVAILABLE within the deadline; both work after SIGCONT', { skip: redisSkipReason() }, async (t) => {
+  const { redis, store, deadlineMs } = await stallingRedis(t);
+  const plane = await startPlane(t, { store, workers: 0 });
+  const { token } = await store.put(tableFromRows([{ a: 1 }, { a: 2 }]));
+  redis.pause();
+  t.after(() => redis.resume());
+  const health = () => plane.app.inject({ method: 'GET', url: '/s2sp/health' });
+  for (let round = 1; round <= 2; round++) {
+    // Round 1 meets the stuck connection; round 2 the fresh one that Redis has not answered yet.
+    let at = Date.now();
+    const fetchStuck = await plane.post(token, { row_ids: [0] });
+    assert.equal(fetchStuck.status, 503, `round ${round}: fetch`);
+    assert.equal(fetchStuck.json().error.code, 'S2SP_ERR_STORE_UNAVAILABLE');
+    assert.ok(Date.now() - at < 3 * deadlineMs, `round ${round}: the fetch answered after ${Date.now() - at} ms`);
+    at = Date.now();
+    const healthStuck = await health();
+    assert.equal(healthStuck.statusCode, 503, `round ${round}: health`);
+    assert.equal(healthStuck.json().error.code, 'S2SP_ERR_STORE_UNAVAILABLE');
+    assert.ok(Date.now() - at < 3 * deadlineMs, `round ${round}: health answered after ${Date.now() - at} ms`);
+  }
+  redis.resume();
+  await eventually(async () => (await health()).statusCode === 200, 10_000, 'healthy again after SIGCONT');
+  // The fetches that failed left the token as it was: its one transfer still comes.
+  let fetched = await plane.post(token, { row_ids: [1] });
+  // A lease command stuck in Redis ran once it woke: the token is in flight until that lease times out.
+  if (fetched.status === 409) await eventually(async () => (fetched = await plane.post(token, { row_ids: [1] })).status !== 409, 60_000, 'the stuck lease timed out');
+  assert.equal(fetched.status, 200);
+  assert.deepEqual(fetched.json().body, [{ _row_id: 1, a: 2 }]);
 });

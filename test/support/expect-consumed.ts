@@ -1,8 +1,7 @@
 /**
- * Test support: asserts a resource_url now answers 404. The lease is committed
- * on the response's 'finish' event, which in a single process can run just
- * after the client already read the last byte; until then a new request sees
- * the transfer still in flight (409).
+ * Test support: asserts a resource_url now answers 404. The data plane
+ * commits the lease before the response's last bytes, so once the client
+ * read them the token is consumed.
  *
  * With the server's store at hand (watched by lease-watch.ts), this waits for
  * that commit, then asks once. Without it (a server in another process, where

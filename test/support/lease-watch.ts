@@ -1,9 +1,10 @@
 /**
  * Test support: a BodyStore whose leases say when they are taken, renewed
- * and ended. The data plane commits or releases a transfer's lease on the
- * connection's events ('finish', 'close'), after the client may already have
- * seen its answer; a test that needs the token free again (or consumed)
- * waits for that settlement instead of polling the store or sleeping.
+ * and ended. The data plane releases a transfer's lease on the connection's
+ * events ('close'), after the client may already have seen its answer, and
+ * commits before the response's last bytes; a test that needs the token free
+ * again (or consumed) waits for that settlement instead of polling the store
+ * or sleeping.
  *
  * Every wait fails after `timeoutMs` (default 10 s) naming what it waited
  * for: a bound for a regression that never settles, not a pace (a passing
@@ -68,12 +69,13 @@ export function watchLeases<S extends BodyStore>(store: S): WatchedStore<S> {
     leaseCount++;
     events.emit('change');
     let done = false;
-    const end = async (how: Settlement) => {
-      await (how === 'commit' ? taken.commit() : taken.release());
-      if (done) return;
+    const end = async (how: Settlement): Promise<boolean> => {
+      const consumed = how === 'commit' ? await taken.commit() : (await taken.release(), false);
+      if (done) return consumed;
       done = true;
       ended.set(token, [...(ended.get(token) ?? []), how]);
       events.emit('change');
+      return consumed;
     };
     return {
       body: taken.body,
@@ -87,7 +89,7 @@ export function watchLeases<S extends BodyStore>(store: S): WatchedStore<S> {
         return held;
       },
       commit: () => end('commit'),
-      release: () => end('release'),
+      release: async () => void (await end('release')),
     };
   };
   const settlements = (token: string): readonly Settlement[] => ended.get(token) ?? [];

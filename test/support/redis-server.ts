@@ -1,9 +1,10 @@
 /**
  * Test support: a private redis-server for one test file. Each server gets a
- * random loopback port and its own temp dir, keeps nothing on disk, and
- * refuses writes when full rather than evicting (noeviction), so a test sees
- * exactly what the store did. No Redis client is needed: readiness is a raw
- * RESP PING.
+ * random loopback port and its own temp dir, keeps nothing on disk (unless
+ * asked to keep an append-only file, so a restart comes back on its data),
+ * and refuses writes when full rather than evicting (noeviction), so a test
+ * sees exactly what the store did. No Redis client is needed: readiness is a
+ * raw RESP PING.
  *
  * redis-server comes from Debian's package (`bash .ci/ensure-redis.sh`).
  * Outside CI a machine without it may skip the Redis tests
@@ -30,8 +31,21 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Ends the server's process (SIGTERM) and waits for its exit, which closed its port; restart() brings it back. */
   down(): Promise<void>;
-  /** Ends the server, then starts a fresh one (empty, nothing persisted) on the same port. */
+  /**
+   * Ends the server, then starts it again on the same port and dir: empty,
+   * or with `appendOnly` back on the data its append-only file kept.
+   */
   restart(): Promise<void>;
+  /** Stops the process (SIGSTOP): its connections stay open and nothing answers, as in a partition. */
+  pause(): void;
+  /** Lets a paused process run again (SIGCONT). */
+  resume(): void;
+}
+
+/** Options of {@link startRedisServer}. */
+export interface RedisServerOptions {
+  /** Keep an append-only file (`appendonly yes`, fsync every write), so `down()` then `restart()` keeps the data. */
+  appendOnly?: boolean;
 }
 
 /**
@@ -46,17 +60,18 @@ export function redisSkipReason(): string | undefined {
 }
 
 /** Starts a redis-server on a free loopback port and resolves once it answers PING. */
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   if (!onPath('redis-server')) throw new Error(MISSING);
   const dir = await mkdtemp(join(tmpdir(), 's2sp-redis-'));
+  const persistence = options.appendOnly === true ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
   try {
     // Between finding a free port and redis binding it another process may
     // take it; redis then exits, and a few fresh ports are tried.
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       try {
-        const running = await launch(port, dir);
-        return handle(port, dir, running);
+        const running = await launch(port, dir, persistence);
+        return handle(port, dir, persistence, running);
       } catch (error) {
         if (!(error instanceof PortTaken) || attempt === 5) throw error;
       }
@@ -73,7 +88,7 @@ interface Running {
   exited: Promise<void>;
 }
 
-function handle(port: number, dir: string, first: Running): RedisServer {
+function handle(port: number, dir: string, persistence: readonly string[], first: Running): RedisServer {
   let running: Running | undefined = first;
   let pid = first.child.pid!;
   return {
@@ -97,8 +112,14 @@ function handle(port: number, dir: string, first: Running): RedisServer {
       running = undefined;
       // The same port, which this server just let go of: a test simulating a
       // Redis restart needs its clients' URL to stay valid.
-      running = await launch(port, dir);
+      running = await launch(port, dir, persistence);
       pid = running.child.pid!;
+    },
+    pause() {
+      running?.child.kill('SIGSTOP');
+    },
+    resume() {
+      running?.child.kill('SIGCONT');
     },
   };
 }
@@ -106,14 +127,14 @@ function handle(port: number, dir: string, first: Running): RedisServer {
 class PortTaken extends Error {}
 
 /** Spawns redis-server on `port` and resolves once it answers PING; rejects (with its output) if it exits first. */
-async function launch(port: number, dir: string): Promise<Running> {
+async function launch(port: number, dir: string, persistence: readonly string[]): Promise<Running> {
   const child = spawn(
     'redis-server',
     [
       '--bind', HOST,
       '--port', String(port),
       '--save', '',
-      '--appendonly', 'no',
+      ...persistence,
       '--maxmemory-policy', 'noeviction',
       '--daemonize', 'no',
       '--dir', dir,
@@ -204,6 +225,7 @@ async function terminate({ child, exited }: Running): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.ref(); // keep the loop alive until the exit event arrives
   child.kill('SIGTERM');
+  child.kill('SIGCONT'); // a paused server acts on the SIGTERM only once it runs again
   const timer = new AbortController();
   const gaveUp = sleep(5000, 'timeout', { signal: timer.signal }).catch(() => 'aborted');
   if ((await Promise.race([exited.then(() => 'exited'), gaveUp])) === 'timeout') {
