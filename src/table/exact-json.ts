@@ -2,9 +2,12 @@
  * JSON text <-> JS values without losing integers. `JSON.parse` reads every
  * number as a double, so 12345678901234567891 comes back as
  * 12345678901234567000 without a word; Python's `json` keeps it exact, and
- * so must we (our JSON file reader, our consumer's JSON path). Node 20 has
- * no reviver `context.source` and no `JSON.rawJSON`, so this is a small
- * parser of its own:
+ * so must we (our JSON file reader, our consumer's JSON path, the
+ * dispatcher). This is a small parser of its own, not Node 22's reviver
+ * `context.source` and `JSON.rawJSON`: measured on those three uses, the
+ * reviver route took 2x to 4.3x as long (native-notes.md, "Exact JSON
+ * numbers"; `node dist/bench/exact-json.js`), and it can neither read bare
+ * NaN nor see index-like keys in document order. What it reads:
  *
  *   - an integer literal (no `.`, no exponent) beyond 2^53 becomes a bigint;
  *     every other number is a JS number, as `JSON.parse` makes it
