@@ -13,6 +13,7 @@ import { fetchBody } from '../../src/consumer/fetch-body.js';
 import { toolCallOf } from '../../src/control/tool-host.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { watchLeases } from '../support/lease-watch.js';
+import { connectInMemory } from '../support/in-memory-client.js';
 
 const MODERN = { versionNegotiation: { mode: { pin: '2026-07-28' } } } as const;
 const ROWS = Array.from({ length: 100 }, (_, i) => ({ id: i, text: `row ${i}` }));
@@ -97,4 +98,27 @@ test('a consumer tool cancelled mid-fetch cuts the transfer: the lease is releas
   // The token was not consumed: the whole body is still there for one fetch.
   const again = await fetchBody(bodyUrl, { format: 'arrow' });
   assert.equal(again.table.numRows, BIG_ROWS.length);
+});
+
+test('a resource tool cancelled by notifications/cancelled (a v1 client, the 2025 handshake) keeps nothing in the store', async (t) => {
+  const store = new DeleteWatchingStore();
+  const server = new S2SPServer({ name: 'resource', store, publicUrl: 'http://127.0.0.1:9' });
+  let started!: () => void;
+  const handlerStarted = new Promise<void>((resolve) => (started = resolve));
+  server.resourceTool('slow', { description: 'waits for its cancellation, then answers' }, async (_args, extra) => {
+    started();
+    const { signal } = toolCallOf(extra);
+    if (signal !== undefined && !signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    return ROWS;
+  });
+  const client = await connectInMemory(server, t);
+  const abort = new AbortController();
+  const call = client.callTool({ name: 'slow', arguments: { abstract_domains: 'id' } }, undefined, { signal: abort.signal });
+  await handlerStarted;
+  const revoked = store.nextDeletion();
+  // The v1 client sends notifications/cancelled for an aborted request.
+  abort.abort();
+  await assert.rejects(call);
+  await revoked;
+  assert.equal((await store.stats()).entries, 0, 'nothing left in the store');
 });

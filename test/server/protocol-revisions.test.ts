@@ -129,3 +129,25 @@ test('sync mode, 2026-07-28: the body travels in the result _meta, never in a bl
   const consumed = await agent.callTool({ name: 'places', arguments: { abstract_data: '[{"_row_id":7}]', resource_url: envelope.resource_url } });
   assert.deepEqual(JSON.parse((consumed.content[0] as { text: string }).text), { places: ['place 7'] });
 });
+
+test('progress, 2026-07-28: notifications flow on the request own stream, growing to the total, before the result', async (t) => {
+  const server = new S2SPServer({ name: 'progress', sdk: 'v2' });
+  const big = Array.from({ length: 50_000 }, (_, i) => ({ id: i, note: `row ${i} `.repeat(4) }));
+  server.resourceTool('big', { description: 'a large table' }, () => big);
+  const url = await server.listen({ mcpPath: '/mcp' });
+  t.after(() => server.close());
+  const client = new V2Client({ name: 'agent-2026', version: '0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+  await client.connect(new V2HttpTransport(new URL(`${url}/mcp`)));
+  t.after(() => client.close());
+  const seen: { progress: number; total?: number }[] = [];
+  let answered = false;
+  const result = await client.callTool(
+    { name: 'big', arguments: { abstract_domains: 'id' } },
+    { onprogress: (update) => (assert.equal(answered, false, 'no notification after the result'), seen.push(update)) },
+  );
+  answered = true;
+  assert.notEqual(result.isError, true);
+  assert.ok(seen.length >= 2, `${seen.length} notifications`);
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i].progress > seen[i - 1].progress, 'progress grows');
+  assert.equal(seen.at(-1)?.progress, seen.at(-1)?.total, 'it ends at its total');
+});
