@@ -34,6 +34,37 @@ class DeleteWatchingStore extends MemoryStore {
   }
 }
 
+/** A server whose tool `slow` waits for its call's cancellation, then answers rows; `started` resolves once it runs. */
+function slowResourceServer(options: ConstructorParameters<typeof S2SPServer>[0]): { server: S2SPServer; started: Promise<void> } {
+  const server = new S2SPServer(options);
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  server.resourceTool('slow', { description: 'waits for its cancellation, then answers' }, async (_args, extra) => {
+    markStarted();
+    const { signal } = toolCallOf(extra);
+    assert.ok(signal, 'the call has an abort signal');
+    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    return ROWS;
+  });
+  return { server, started };
+}
+
+/**
+ * Starts `call`, cancels it once the tool runs, and checks the call fails and
+ * the body the tool then cached was revoked: nothing stays in `store`.
+ */
+async function cancelOnceStarted(store: DeleteWatchingStore, started: Promise<void>, call: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+  const abort = new AbortController();
+  const answer = call(abort.signal);
+  await started;
+  const revoked = store.nextDeletion();
+  abort.abort();
+  await assert.rejects(answer);
+  // The handler answered after the cancellation: its body was cached, then revoked.
+  await revoked;
+  assert.equal((await store.stats()).entries, 0, 'nothing left in the store');
+}
+
 async function modernClient(url: string): Promise<Client> {
   const client = new Client({ name: 'cancelling-agent', version: '0' }, MODERN);
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
@@ -42,30 +73,13 @@ async function modernClient(url: string): Promise<Client> {
 
 test('a resource tool cancelled while it works keeps nothing in the store', async (t) => {
   const store = new DeleteWatchingStore();
-  const server = new S2SPServer({ name: 'resource', store, sdk: 'v2' });
-  let started!: () => void;
-  const handlerStarted = new Promise<void>((resolve) => (started = resolve));
-  server.resourceTool('slow', { description: 'waits for its cancellation, then answers' }, async (_args, extra) => {
-    started();
-    const { signal } = toolCallOf(extra);
-    assert.ok(signal, 'the call has an abort signal');
-    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-    return ROWS;
-  });
+  const { server, started: handlerStarted } = slowResourceServer({ name: 'resource', store, sdk: 'v2' });
   const url = await server.listen({ mcpPath: '/mcp' });
   t.after(() => server.close());
   const client = await modernClient(url);
   t.after(() => client.close());
 
-  const abort = new AbortController();
-  const call = client.callTool({ name: 'slow', arguments: { abstract_domains: 'id' } }, { signal: abort.signal });
-  await handlerStarted;
-  const revoked = store.nextDeletion();
-  abort.abort();
-  await assert.rejects(call);
-  // The handler answered after the cancellation: its body was cached, then revoked.
-  await revoked;
-  assert.equal((await store.stats()).entries, 0, 'nothing left in the store');
+  await cancelOnceStarted(store, handlerStarted, (signal) => client.callTool({ name: 'slow', arguments: { abstract_domains: 'id' } }, { signal }));
 });
 
 test('a consumer tool cancelled mid-fetch cuts the transfer: the lease is released and the token kept', async (t) => {
@@ -102,23 +116,8 @@ test('a consumer tool cancelled mid-fetch cuts the transfer: the lease is releas
 
 test('a resource tool cancelled by notifications/cancelled (a v1 client, the 2025 handshake) keeps nothing in the store', async (t) => {
   const store = new DeleteWatchingStore();
-  const server = new S2SPServer({ name: 'resource', store, publicUrl: 'http://127.0.0.1:9' });
-  let started!: () => void;
-  const handlerStarted = new Promise<void>((resolve) => (started = resolve));
-  server.resourceTool('slow', { description: 'waits for its cancellation, then answers' }, async (_args, extra) => {
-    started();
-    const { signal } = toolCallOf(extra);
-    if (signal !== undefined && !signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-    return ROWS;
-  });
+  const { server, started: handlerStarted } = slowResourceServer({ name: 'resource', store, publicUrl: 'http://127.0.0.1:9' });
   const client = await connectInMemory(server, t);
-  const abort = new AbortController();
-  const call = client.callTool({ name: 'slow', arguments: { abstract_domains: 'id' } }, undefined, { signal: abort.signal });
-  await handlerStarted;
-  const revoked = store.nextDeletion();
   // The v1 client sends notifications/cancelled for an aborted request.
-  abort.abort();
-  await assert.rejects(call);
-  await revoked;
-  assert.equal((await store.stats()).entries, 0, 'nothing left in the store');
+  await cancelOnceStarted(store, handlerStarted, (signal) => client.callTool({ name: 'slow', arguments: { abstract_domains: 'id' } }, undefined, { signal }));
 });
