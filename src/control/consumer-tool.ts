@@ -113,7 +113,7 @@ export function registerConsumerTool<Host extends McpToolHost>(
     const progress = progressReporterFor(extra, 'fetching the body (bytes)');
     // A cancelled call cuts its fetch: the resource server keeps the token and releases the lease.
     const { signal } = toolCallOf(extra);
-    const withProgress: ResolveOptions = {
+    const callOptions: ResolveOptions = {
       ...resolveOptions,
       signal,
       ...(progress === undefined ? {} : { onProgress: (received: number, total?: number) => progress.report(received, total) }),
@@ -121,7 +121,7 @@ export function registerConsumerTool<Host extends McpToolHost>(
     try {
       let resolved: ResolvedRows;
       try {
-        resolved = await resolveConsumerRows(args, withProgress);
+        resolved = await resolveConsumerRows(args, callOptions);
       } finally {
         await progress?.flush();
       }

@@ -78,10 +78,11 @@ export function buildEnvelope(
       ? { ...fields, abstract_format: format, abstract: columnsLayout([ROW_ID, ...domains], abstractRows) }
       : { ...fields, abstract: abstractRows };
   if (truncated) envelope.abstract_truncated = true;
+  // A sync body is not made into row objects here: its text is written from the table (bodyText).
   if (placement.mode === 'async') {
     envelope.resource_url = placement.resourceUrl;
     envelope.expires_at = new Date(placement.expiresAt).toISOString();
-  } else envelope.body = rowsFromTable(projectColumns(table, bodyDomains.length > 0 ? bodyDomains : [ROW_ID]));
+  }
   return envelope;
 }
 
@@ -109,8 +110,6 @@ export function envelopeText(envelope: AnyEnvelope, table: Table): string {
       const rowCount = (value as unknown[]).length - (columnsFormat ? 1 : 0);
       const head = projectColumns(table.slice(0, rowCount), envelope.abstract_domains);
       text = columnsFormat ? columnsText(head) : rowsText(head);
-    } else if (key === 'body') {
-      text = bodyText(envelope, table);
     } else {
       text = stringifyJsonExact(value);
     }

@@ -30,7 +30,6 @@ import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, ty
  */
 export type TableResult = readonly Record<string, unknown>[] | Table | RecordBatchSource;
 
-
 /** A resource tool handler: the tool's own arguments (parsed by its zod 3 or zod 4 shape) in, a table out. */
 export type ResourceToolHandler<Shape extends ZodRawShapeCompat> = (
   args: ShapeOutput<Shape>,
@@ -209,13 +208,14 @@ function envelopeResult(table: Table, envelope: AnyEnvelope): CallToolResult {
  *   keeps it from the model.
  */
 function syncResult(table: Table, envelope: AnyEnvelope, extra: ToolExtra): CallToolResult {
-  const { body: _body, ...abstractOnly } = envelope as AnyEnvelope & { body?: unknown };
-  const withoutBody = envelopeText(abstractOnly as AnyEnvelope, table);
+  const withoutBody = envelopeText(envelope, table);
   const structuredContent = JSON.parse(withoutBody) as Record<string, unknown>;
+  const body = bodyText(envelope, table);
   if (toolCallOf(extra).era === 'modern') {
-    return { content: [{ type: 'text', text: withoutBody }], structuredContent, _meta: { [SYNC_BODY_META_KEY]: bodyText(envelope, table) } };
+    return { content: [{ type: 'text', text: withoutBody }], structuredContent, _meta: { [SYNC_BODY_META_KEY]: body } };
   }
-  const text = envelopeText(envelope, table);
+  // The reference's shape: `body` is the envelope's last key.
+  const text = `${withoutBody.slice(0, -1)},"body":${body}}`;
   return { content: [{ type: 'text', text, annotations: { audience: ['user'] } }], structuredContent };
 }
 

@@ -1,7 +1,8 @@
 /**
  * The MCP SDK lines a server can run on, loaded from what the host
- * installed: v2 (`@modelcontextprotocol/server`: protocol 2026-07-28, and
- * 2025-era clients through its stateless fallback) and v1
+ * installed: v2 (`@modelcontextprotocol/server`: protocol 2026-07-28 through
+ * its `createMcpHandler`, 2025-era clients through a stateless leg of ours
+ * that answers JSON unless progress was asked for) and v1
  * (`@modelcontextprotocol/sdk`: 2025-11-25 and older). Both are optional
  * peers; a host installs one, and s2sp never imports the other. This is the
  * only file of server/ that touches the SDK itself: it makes McpServers and
