@@ -14,7 +14,7 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { S2SPError } from '../errors.js';
 import { errorForReply } from '../data/error-reply.js';
-import { integerOption, invalidOption, stringListOption } from '../option-checks.js';
+import { functionOption, integerOption, invalidOption, stringListOption } from '../option-checks.js';
 import { createHostGuard } from './host-guard.js';
 
 /**
@@ -52,7 +52,7 @@ export interface McpHttpOptions {
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` at registration for a bad limit, host or origin
  */
 export const mcpHttpPlugin: FastifyPluginAsync<McpHttpOptions> = async (app, options) => {
-  if (typeof options.createServer !== 'function') throw invalidOption('createServer', 'a function returning an McpServer', options.createServer);
+  functionOption(options.createServer, 'createServer', 'a function returning an McpServer');
   const path = options.path ?? '/mcp';
   const bodyLimit = integerOption(options.bodyLimit, 'bodyLimit', 1) ?? DEFAULT_MCP_BODY_LIMIT;
   const guard = createHostGuard({

@@ -35,7 +35,7 @@ import {
   type ConsumerToolHandler,
 } from '../control/consumer-tool.js';
 import { stderrToolErrorLog, type ToolErrorLog } from '../control/tool-results.js';
-import { httpUrlOption, integerOption, invalidOption, optionsObject, positiveOption, stringListOption, storeOption } from '../option-checks.js';
+import { httpUrlOption, integerOption, invalidOption, nonEmptyStringOption, optionsObject, positiveOption, stringListOption, storeOption } from '../option-checks.js';
 import { s2spClientErrorHandler, s2spFrameworkErrors } from './client-errors.js';
 import { createHostGuard, hostnameOfHeader } from './host-guard.js';
 import { applyHttpTimeouts, checkIntervalMs, resolveHttpTimeouts, type HttpTimeouts } from './http-timeouts.js';
@@ -426,9 +426,7 @@ function checkServerOptions(value: S2SPServerOptions): Required<HttpTimeouts> {
   const options = optionsObject(value);
   if (typeof options.name !== 'string' || options.name === '') throw invalidOption('name', 'a non-empty string', options.name);
   if (options.sdk !== undefined && options.sdk !== 'v1' && options.sdk !== 'v2') throw invalidOption('sdk', '"v2" or "v1"', options.sdk);
-  if (options.host !== undefined && (typeof options.host !== 'string' || options.host.trim() === '')) {
-    throw invalidOption('host', 'a non-empty string', options.host);
-  }
+  if (options.host !== undefined) nonEmptyStringOption(options.host, 'host');
   integerOption(options.port, 'port', 0, 65535);
   httpUrlOption(options.publicUrl, 'publicUrl');
   if (options.prefix !== undefined && (typeof options.prefix !== 'string' || (options.prefix !== '' && !/^\/[^?#]*[^/?#]$/.test(options.prefix)))) {
