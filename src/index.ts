@@ -8,6 +8,7 @@ export { ERRORS, S2SPError, isS2SPError, type ErrorArgs, type ErrorCode, type Er
 
 // Control plane
 export { S2SPServer, type S2SPServerOptions, type ListenOptions } from './server/s2sp-server.js';
+export { type McpSdkLine, type McpServerLike } from './server/mcp-sdk.js';
 export {
   registerResourceTool,
   type ResourceToolContext,
@@ -90,4 +91,4 @@ export { resolveConsumerBatches, type ResolvedBatches } from './consumer/resolve
 export { S2SPDispatcher } from './agent/dispatcher.js';
 export { DdiBuffer } from './agent/ddi-buffer.js';
 export { isDdiHandle } from './protocol/ddi-handle.js';
-export { S2SPClient } from './agent/s2sp-client.js';
+export { S2SPClient, type McpToolClient, type ToolCallOptions } from './agent/s2sp-client.js';
