@@ -25,6 +25,29 @@ export default tseslint.config(
     },
   },
   {
+    // Every failure in the library goes through the catalogue (src/errors.ts),
+    // which owns codes and wording; const objects replace TS enums.
+    files: ['src/**/*.ts'],
+    ignores: ['src/errors.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'TSAsExpression > TSNeverKeyword',
+          message: '`as never` hides a type: name the type instead.',
+        },
+        {
+          selector: 'NewExpression[callee.name=/^(Error|RangeError|TypeError|SyntaxError)$/]',
+          message: 'Throw an S2SPError from the catalogue (src/errors.ts) instead.',
+        },
+        {
+          selector: 'TSEnumDeclaration',
+          message: 'Use a const object and its derived union type instead of a TS enum.',
+        },
+      ],
+    },
+  },
+  {
     // Tests read JSON answers loosely and assert on them.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
