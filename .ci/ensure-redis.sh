@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs Debian's redis-server when it is not on PATH.
+# Installs Debian's redis-server (and, with it, redis-tools' redis-cli, which
+# joins the cluster tests' nodes) when either is not on PATH.
 #
 # Tests start their own redis-server (test/support/redis-server.ts) on a
 # random loopback port, so only the binary matters: a service the package may
@@ -8,7 +9,7 @@
 # runs this every time; when the binary is there it does nothing.
 set -euo pipefail
 
-if command -v redis-server >/dev/null 2>&1; then
+if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1; then
   echo "ensure-redis: $(redis-server --version)" >&2
   exit 0
 fi
@@ -36,10 +37,10 @@ export DEBIAN_FRONTEND=noninteractive
 # A bounded wait for the dpkg lock, in case another apt run holds it.
 APT=("${SUDO[@]}" apt-get -q -o DPkg::Lock::Timeout=300)
 "${APT[@]}" update
-"${APT[@]}" install -y --no-install-recommends redis-server
+"${APT[@]}" install -y --no-install-recommends redis-server redis-tools
 
-if ! command -v redis-server >/dev/null 2>&1; then
-  echo "ensure-redis: redis-server installed but not on PATH ($PATH)" >&2
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+  echo "ensure-redis: redis-server or redis-cli installed but not on PATH ($PATH)" >&2
   exit 1
 fi
 echo "ensure-redis: $(redis-server --version)" >&2

@@ -46,6 +46,12 @@ export interface RedisServer {
 export interface RedisServerOptions {
   /** Keep an append-only file (`appendonly yes`, fsync every write), so `down()` then `restart()` keeps the data. */
   appendOnly?: boolean;
+  /**
+   * Run as a Redis Cluster node (`cluster-enabled yes`) with this node
+   * timeout: how long its peers wait before they call it failed and promote
+   * a replica. The cluster bus gets its own free port, kept across restarts.
+   */
+  clusterNodeTimeoutMs?: number;
 }
 
 /**
@@ -64,6 +70,16 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   if (!onPath('redis-server')) throw new Error(MISSING);
   const dir = await mkdtemp(join(tmpdir(), 's2sp-redis-'));
   const persistence = options.appendOnly === true ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  if (options.clusterNodeTimeoutMs !== undefined) {
+    persistence.push(
+      '--cluster-enabled', 'yes',
+      '--cluster-config-file', 'nodes.conf',
+      '--cluster-node-timeout', String(options.clusterNodeTimeoutMs),
+      '--cluster-port', String(await freePort()),
+      // A replica that has not finished its first sync cannot take over: sync at once.
+      '--repl-diskless-sync-delay', '0',
+    );
+  }
   try {
     // Between finding a free port and redis binding it another process may
     // take it; redis then exits, and a few fresh ports are tried.
