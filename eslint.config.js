@@ -58,6 +58,11 @@ export default tseslint.config(
     rules: { 'no-useless-assignment': 'off' },
   },
   {
+    // Plain Node scripts that run before (or without) the TypeScript build.
+    files: ['**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly' } },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },
