@@ -59,10 +59,8 @@ export {
   type BodyLease,
   type CachedBody,
   type PutOptions,
-  type PutProgress,
   type PutResult,
   type StoreEvent,
-  type StoreObserver,
   type StoreStats,
   type StreamedPutResult,
 } from './cache/body-store.js';

@@ -17,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
+import { Listeners, type Listener, type ProgressEvent, type Unsubscribe } from '../observe.js';
 import { booleanOption, optionsObject, positiveOption } from '../option-checks.js';
 import type { BatchStream } from '../table/batch-stream.js';
 import {
@@ -25,16 +26,14 @@ import {
   type BodyStore,
   type CachedBody,
   type PutOptions,
-  type PutProgress,
   type PutResult,
-  type StoreObserver,
+  type StoreEvent,
   type StoreStats,
   type StreamedPutResult,
 } from './body-store.js';
 import { ipcPlanOf, sharedIpcFromBatches, tableFromSharedIpc, writeIpcPlan } from '../ipc/shared-body.js';
 import type { FullGc } from './gc-nudge.js';
 import { SharedMemoryPool } from './shared-memory-pool.js';
-import { StoreObservers } from './store-observers.js';
 import { mintToken } from '../protocol/token.js';
 import { bodyTableOf } from '../table/body-table.js';
 
@@ -122,7 +121,7 @@ export class MemoryStore implements BodyStore {
   readonly #liveBodyIds = new Set<string>();
   readonly #onEvict?: MemoryStoreOptions['onEvict'];
   readonly #memoryPool: SharedMemoryPool;
-  readonly #observers = new StoreObservers();
+  readonly #observers = new Listeners<StoreEvent>();
   #bytes = 0;
   #bodyCount = 0;
   #closed = false;
@@ -140,23 +139,17 @@ export class MemoryStore implements BodyStore {
   async put(table: Table, options: PutOptions = {}): Promise<PutResult> {
     if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
     const ttlMs = positiveOption(options.ttlMs, 'ttlMs') ?? this.ttlMs;
-    const body = this.#bodyFor(bodyTableOf(table), options.onProgress);
-    const token = mintToken();
-    const expiresAt = Date.now() + ttlMs;
-    this.#entries.set(token, { body, expiresAt, timer: this.#schedule(token, ttlMs), expired: false });
-    body.tokens++;
-    this.#observers.emit({ type: 'minted' });
-    return { token, expiresAt };
+    return this.#register(this.#bodyFor(bodyTableOf(table), options.observe), ttlMs);
   }
 
   /**
    * The stored body of `table`, stored now if it is not yet (budget checked before the allocation).
    * The copy is one synchronous step, so progress is its start and its end.
    */
-  #bodyFor(table: Table, onProgress?: PutProgress): Body {
+  #bodyFor(table: Table, progress: Listener<ProgressEvent> = () => {}): Body {
     const known = this.#bodies.get(table);
     if (known !== undefined && !known.freed) {
-      onProgress?.(known.cached.byteLength, known.cached.byteLength);
+      progress({ type: 'progress', bytes: known.cached.byteLength, totalBytes: known.cached.byteLength });
       return known;
     }
     const plan = ipcPlanOf(table);
@@ -168,16 +161,36 @@ export class MemoryStore implements BodyStore {
         maxBytes: this.maxBytes,
       });
     }
-    onProgress?.(0, plan.byteLength);
+    progress({ type: 'progress', bytes: 0, totalBytes: plan.byteLength });
     const ipc = writeIpcPlan(plan, this.#memoryPool.acquire(plan.byteLength));
-    const cached: CachedBody = { id: randomUUID(), table: tableFromSharedIpc(ipc), ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
-    const body: Body = { cached, source: new WeakRef(table), tokens: 0, leases: 0, freed: false };
-    this.#bodies.set(table, body);
-    this.#liveBodyIds.add(cached.id);
     this.#bytes += ipc.byteLength;
-    this.#bodyCount++;
-    onProgress?.(plan.byteLength, plan.byteLength);
+    const body = this.#adopt(ipc, tableFromSharedIpc(ipc), table);
+    progress({ type: 'progress', bytes: plan.byteLength, totalBytes: plan.byteLength });
     return body;
+  }
+
+  /** Holds `ipc` (already counted against the budget) as a body, known by its source table from now on. */
+  #adopt(ipc: Uint8Array, table: Table, source: Table): Body {
+    const cached: CachedBody = { id: randomUUID(), table, ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
+    const body: Body = { cached, source: new WeakRef(source), tokens: 0, leases: 0, freed: false };
+    this.#bodies.set(source, body);
+    this.#liveBodyIds.add(cached.id);
+    this.#bodyCount++;
+    return body;
+  }
+
+  /**
+   * The one registration path: a fresh token for `body`, whichever way the
+   * body came in (a Table or streamed batches), so every put is minted and
+   * observed once.
+   */
+  #register(body: Body, ttlMs: number): PutResult {
+    const token = mintToken();
+    const expiresAt = Date.now() + ttlMs;
+    this.#entries.set(token, { body, expiresAt, timer: this.#schedule(token, ttlMs), expired: false });
+    body.tokens++;
+    this.#observers.emit({ type: 'minted' });
+    return { token, expiresAt };
   }
 
   /**
@@ -222,16 +235,7 @@ export class MemoryStore implements BodyStore {
     // The claims counted the buffer as it grew; from now on the body counts its own bytes.
     this.#bytes += ipc.byteLength - claimed;
     const table = tableFromSharedIpc(ipc);
-    const cached: CachedBody = { id: randomUUID(), table, ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
-    const body: Body = { cached, source: new WeakRef(table), tokens: 0, leases: 0, freed: false };
-    this.#bodies.set(table, body);
-    this.#liveBodyIds.add(cached.id);
-    this.#bodyCount++;
-    const token = mintToken();
-    const expiresAt = Date.now() + ttlMs;
-    this.#entries.set(token, { body, expiresAt, timer: this.#schedule(token, ttlMs), expired: false });
-    body.tokens++;
-    return { token, expiresAt, table };
+    return { ...this.#register(this.#adopt(ipc, table, table), ttlMs), table };
   }
 
   async lease(token: string): Promise<BodyLease> {
@@ -312,8 +316,8 @@ export class MemoryStore implements BodyStore {
     };
   }
 
-  observe(observer: StoreObserver): () => void {
-    return this.#observers.add(observer);
+  observe(listener: Listener<StoreEvent>): Unsubscribe {
+    return this.#observers.add(listener);
   }
 
   async close(): Promise<void> {

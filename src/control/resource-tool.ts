@@ -224,7 +224,7 @@ async function putReportingProgress(table: Table, extra: ToolExtra, store: BodyS
   const progress = progressReporterFor(extra, 'caching the body (bytes)');
   if (progress === undefined) return store.put(table);
   try {
-    return await store.put(table, { onProgress: (stored, total) => progress.report(stored, total) });
+    return await store.put(table, { observe: ({ bytes, totalBytes }) => progress.report(bytes, totalBytes) });
   } finally {
     await progress.flush();
   }
