@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import { Listeners, type Listener, type ProgressEvent, type Unsubscribe } from '../observe.js';
-import { booleanOption, optionsObject, positiveOption } from '../option-checks.js';
+import { optionsObject, positiveOption } from '../option-checks.js';
 import type { BatchStream } from '../table/batch-stream.js';
 import {
   DEFAULT_LEASE_TIMEOUT_MS,
@@ -47,9 +47,10 @@ const COMPACT_STREAMED_MAX = 16 * 1024 * 1024;
 const MAX_TIMER_MS = 0x7fffffff;
 
 /** Why an entry left a MemoryStore. */
-export const EvictReason = { consumed: 'consumed', expired: 'expired', revoked: 'revoked', closed: 'closed' } as const;
-/** Why an entry left a MemoryStore. */
-export type EvictReason = (typeof EvictReason)[keyof typeof EvictReason];
+type EvictReason = 'consumed' | 'expired' | 'revoked' | 'closed';
+
+/** Turns single use off; set in the class's static block, the one place that may touch `#singleUse`. */
+let allowMultiUse: (store: MemoryStore) => void;
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -59,15 +60,6 @@ export interface MemoryStoreOptions {
   maxBytes?: number;
   /** Milliseconds a lease lasts without renewal (default 30,000). */
   leaseTimeoutMs?: number;
-  /**
-   * BENCHMARKS ONLY. `false` keeps entries after a complete transfer and
-   * lets any number of transfers of one token run at once, so a load
-   * generator can hit one token from many connections. Never use it in
-   * production: it breaks the single-use guarantee of SPEC 3.4.
-   */
-  singleUse?: boolean;
-  /** Called when an entry is removed, with why (for metrics and tests). */
-  onEvict?: (reason: EvictReason) => void;
   /**
    * A full garbage collection for the store's own buffer pool to ask for
    * (e.g. `globalThis.gc` under `--expose-gc`); ignored with `memoryPool`.
@@ -113,26 +105,28 @@ export class MemoryStore implements BodyStore {
   readonly ttlMs: number;
   readonly maxBytes: number;
   readonly leaseTimeoutMs: number;
-  readonly singleUse: boolean;
+  /** False only for {@link multiUseMemoryStore}'s stores (benchmarks). */
+  #singleUse = true;
   readonly #entries = new Map<string, Entry>();
   /** Body table -> its stored body: a table put again gets a token, not a second copy. */
   readonly #bodies = new WeakMap<Table, Body>();
   /** Ids of the bodies held, for {@link holdsBody}. */
   readonly #liveBodyIds = new Set<string>();
-  readonly #onEvict?: MemoryStoreOptions['onEvict'];
   readonly #memoryPool: SharedMemoryPool;
   readonly #observers = new Listeners<StoreEvent>();
   #bytes = 0;
   #bodyCount = 0;
   #closed = false;
 
+  static {
+    allowMultiUse = (store) => void (store.#singleUse = false);
+  }
+
   constructor(options: MemoryStoreOptions = {}) {
     options = optionsObject(options);
     this.ttlMs = positiveOption(options.ttlMs, 'ttlMs') ?? DEFAULT_TTL_MS;
     this.maxBytes = positiveOption(options.maxBytes, 'maxBytes') ?? DEFAULT_MAX_BYTES;
     this.leaseTimeoutMs = positiveOption(options.leaseTimeoutMs, 'leaseTimeoutMs') ?? DEFAULT_LEASE_TIMEOUT_MS;
-    this.singleUse = booleanOption(options.singleUse, 'singleUse') ?? true;
-    this.#onEvict = options.onEvict;
     this.#memoryPool = options.memoryPool ?? new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, this.maxBytes / 4), fullGc: options.fullGc });
   }
 
@@ -249,7 +243,7 @@ export class MemoryStore implements BodyStore {
     }
     // Multi-use (benchmarks only): any number of transfers at once, none of them consumes.
     const state: LeaseState = { deadline: Date.now() + this.leaseTimeoutMs };
-    if (this.singleUse) entry.lease = state;
+    if (this.#singleUse) entry.lease = state;
     const { body } = entry;
     body.leases++;
     this.#observers.emit({ type: 'leased' });
@@ -265,7 +259,7 @@ export class MemoryStore implements BodyStore {
       if (this.#entries.get(token) === entry && entry.lease === undefined) {
         // A commit after the lease timed out still consumes, unless another transfer took the token since.
         consumed = consume;
-        if (consume && this.singleUse) this.#remove(token, 'consumed');
+        if (consume && this.#singleUse) this.#remove(token, 'consumed');
         else if (entry.expired) this.#remove(token, 'expired');
       }
       if (body.tokens === 0) this.#free(body);
@@ -275,7 +269,7 @@ export class MemoryStore implements BodyStore {
       body: body.cached,
       timeoutMs: this.leaseTimeoutMs,
       renew: async () => {
-        if (settled || entry.lease !== state || this.#entries.get(token) !== entry) return !settled && !this.singleUse;
+        if (settled || entry.lease !== state || this.#entries.get(token) !== entry) return !settled && !this.#singleUse;
         if (Date.now() >= state.deadline) {
           // Timed out before this renewal: lost, as if another transfer had taken it.
           entry.lease = undefined;
@@ -358,7 +352,6 @@ export class MemoryStore implements BodyStore {
     this.#entries.delete(token);
     entry.body.tokens--;
     if (entry.body.tokens === 0) this.#free(entry.body);
-    this.#onEvict?.(reason);
     if (reason === 'expired') this.#observers.emit({ type: 'expired', count: 1 });
     else if (reason !== 'closed') this.#observers.emit({ type: reason });
   }
@@ -377,4 +370,16 @@ export class MemoryStore implements BodyStore {
     // stream it: then the collector takes it once that transfer lets go.
     if (body.leases === 0) this.#memoryPool.release(body.cached.ipc);
   }
+}
+
+/**
+ * BENCHMARKS ONLY (exported by `s2sp/testing`, never by `s2sp`): a MemoryStore
+ * that keeps entries after a complete transfer and lets any number of
+ * transfers of one token run at once, so a load generator can hit one token
+ * from many connections. It breaks the single-use guarantee of SPEC 3.4.
+ */
+export function multiUseMemoryStore(options?: MemoryStoreOptions): MemoryStore {
+  const store = new MemoryStore(options);
+  allowMultiUse(store);
+  return store;
 }

@@ -64,7 +64,7 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
   const server = new S2SPServer({
     ...listenOptions('s2sp-serve', flags),
     store,
-    abstractRowLimit: flags.abstractLimit,
+    tools: { abstractRowLimit: flags.abstractLimit },
     registry: await metricsRegistryFor(flags),
   });
   // The file's rows as the tool returns them: without the `_row_id` the reader added, so a plain
