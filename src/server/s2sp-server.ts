@@ -458,7 +458,7 @@ function reachableHosts(host: string, publicUrl: string | undefined): string[] {
  */
 function checkServerOptions(value: S2SPServerOptions): Required<HttpTimeouts> {
   const options = optionsObject(value);
-  if (typeof options.name !== 'string' || options.name === '') throw invalidOption('name', 'a non-empty string', options.name);
+  nonEmptyStringOption(options.name, 'name');
   if (options.sdk !== undefined && options.sdk !== 'v1' && options.sdk !== 'v2') throw invalidOption('sdk', '"v2" or "v1"', options.sdk);
   if (options.store !== undefined && !isBodyStore(options.store)) optionsObject(options.store, 'store');
   const http = optionsObject(options.http, 'http');
