@@ -154,8 +154,10 @@ export interface BodyStore {
  *   expiry once across replicas, on the replica that notices it first.
  * - `leased` / `settled`: a lease was taken / committed or released, by this process.
  * - `failed`: a call failed because the shared store could not be reached.
+ * - `connection-error`: the shared store's connection failed, or tidying
+ *   after a recorded commit did (for a log; calls still fail with their own codes).
  */
 export type StoreEvent =
   | { readonly type: 'minted' | 'consumed' | 'revoked' | 'leased' | 'settled' }
   | { readonly type: 'expired'; readonly count: number }
-  | { readonly type: 'failed'; readonly error: Error };
+  | { readonly type: 'failed' | 'connection-error'; readonly error: Error };

@@ -86,8 +86,6 @@ export interface RedisStoreOptions {
    * fails with `S2SP_ERR_STORE_UNAVAILABLE` and the connection is replaced.
    */
   commandTimeoutMs?: number;
-  /** Connection errors, for the embedder's log (default: ignored; calls still fail with a code). */
-  onError?: (error: Error) => void;
   /** A full garbage collection the local copies' buffer pool may ask for (`globalThis.gc` under `--expose-gc`). */
   fullGc?: FullGc;
 }
@@ -112,7 +110,6 @@ export class RedisStore implements BodyStore {
   /** Replaced (never reused) when a command misses its deadline: see {@link RedisStore.#reconnect}. */
   #client: RedisClientType;
   readonly #url: string;
-  readonly #onError: ((error: Error) => void) | undefined;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #pool: SharedMemoryPool;
@@ -135,7 +132,6 @@ export class RedisStore implements BodyStore {
     this.#pool = new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, localMaxBytes / 4), fullGc: options.fullGc });
     this.#local = new LocalBodyCache(localMaxBytes, this.#pool);
     this.#url = options.url;
-    this.#onError = options.onError;
     this.#client = this.#connect();
   }
 
@@ -148,7 +144,7 @@ export class RedisStore implements BodyStore {
       socket: { connectTimeout: this.#timeoutMs, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1000) },
     }) as RedisClientType;
     // Without a listener, an 'error' event would take the process down.
-    client.on('error', (error: Error) => this.#onError?.(error));
+    client.on('error', (error: Error) => this.#observers.emit({ type: 'connection-error', error }));
     client.connect().catch(() => {});
     return client;
   }
@@ -266,7 +262,7 @@ export class RedisStore implements BodyStore {
       if (!settle()) return false;
       // Recorded once the script answered: the accounting after it is tidying (it also heals at the
       // token's TTL), so its failure must not cut a transfer whose single use is already on record.
-      const consumed = await this.#consume(id, hash, leaseId, false, (tidying) => tidying.catch((error) => this.#onError?.(error as Error)));
+      const consumed = await this.#consume(id, hash, leaseId, false, (tidying) => tidying.catch((error) => this.#observers.emit({ type: 'connection-error', error: error as Error })));
       if (consumed) this.#observers.emit({ type: 'consumed' });
       return consumed;
     };
