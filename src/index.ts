@@ -15,13 +15,7 @@ export { S2SPServer, type S2SPServerOptions, type ServerEvent, type ListenOption
 export type { McpServerLike } from './server/mcp-sdk.js';
 
 // Tools on an McpServer of your own
-export {
-  registerResourceTool,
-  type ResourceToolContext,
-  type ResourceToolHandler,
-  type TableResult,
-  type ToolConfig,
-} from './control/resource-tool.js';
+export { registerResourceTool, type ResourceToolContext, type ResourceToolHandler, type TableResult, type ToolConfig } from './control/resource-tool.js';
 export type { ToolExtra, ToolResult } from './control/tool-host.js';
 export {
   registerConsumerTool,

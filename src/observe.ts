@@ -1,12 +1,9 @@
 /**
- * The one observer model. A part that has something to tell (a store, a
- * server) has `observe(listener)`, which returns the function that stops it;
- * a call that reports on itself (a put, a fetch) takes one listener as its
- * `observe` option. Events are plain objects told apart by `type`. A small
- * typed listener set rather than node:diagnostics_channel: channels are
- * process-wide names, while these events belong to one store or server (two
- * servers in a process must not hear each other), and the union types let
- * TypeScript check every listener.
+ * The one observer model: a part that reports (a store, a server) has
+ * `observe(listener)`, returning the function that stops it; a call that
+ * reports on itself takes one listener as its `observe` option. Events are
+ * plain objects told apart by `type`. Why not node:diagnostics_channel:
+ * README, Library, "Observers".
  */
 
 /** Receives events; it must not throw (what it throws is dropped). */

@@ -111,6 +111,11 @@ export function nonEmptyStringOption(value: unknown, name: string): string {
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
  */
 export function storeOption<T>(value: T, name = 'store'): T {
-  if (typeof (value as { lease?: unknown } | null | undefined)?.lease !== 'function') throw invalidOption(name, 'a BodyStore', value);
+  if (!isBodyStore(value)) throw invalidOption(name, 'a BodyStore', value);
   return value;
+}
+
+/** True for a store (anything with the store's lease method). */
+export function isBodyStore(value: unknown): value is { lease: unknown } {
+  return typeof (value as { lease?: unknown } | null | undefined)?.lease === 'function';
 }

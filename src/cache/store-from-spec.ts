@@ -12,27 +12,25 @@ import { RedisStore, type RedisStoreOptions } from './redis-store.js';
 export type StoreSettings = Pick<MemoryStoreOptions, 'ttlMs' | 'maxBytes' | 'leaseTimeoutMs' | 'fullGc'> & Pick<RedisStoreOptions, 'commandTimeoutMs'>;
 
 /** The store kinds a spec can name. */
-export const StoreKind = { memory: 'memory', redis: 'redis' } as const;
-/** The store kinds a spec can name. */
-export type StoreKind = (typeof StoreKind)[keyof typeof StoreKind];
+type StoreKind = 'memory' | 'redis';
 
 /** Which kind of store `spec` names. @throws S2SPError `S2SP_ERR_OPTION_INVALID` for anything else */
 export function storeKindOf(spec: string): StoreKind {
-  if (spec === 'memory') return StoreKind.memory;
-  if (typeof spec === 'string' && /^rediss?:\/\//i.test(spec)) return StoreKind.redis;
+  if (spec === 'memory') return 'memory';
+  if (typeof spec === 'string' && /^rediss?:\/\//i.test(spec)) return 'redis';
   throw invalidOption('store', '"memory" or a redis:// or rediss:// URL', spec);
 }
 
 /** Creates the store `spec` names. @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an unknown spec or bad settings */
 export function storeFromSpec(spec: string, settings: StoreSettings = {}): BodyStore {
   const { commandTimeoutMs, ...common } = optionsObject(settings, 'settings');
-  if (storeKindOf(spec) === StoreKind.memory) return new MemoryStore(common);
+  if (storeKindOf(spec) === 'memory') return new MemoryStore(common);
   return new RedisStore({ url: spec, ...common, commandTimeoutMs });
 }
 
 /** `spec` fit for a log line: a Redis URL without its user and password. */
 export function describeStoreSpec(spec: string): string {
-  if (storeKindOf(spec) === StoreKind.memory) return 'memory';
+  if (storeKindOf(spec) === 'memory') return 'memory';
   const url = new URL(spec);
   return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
 }

@@ -35,7 +35,7 @@ import {
 } from '../control/consumer-tool.js';
 import { logToolFailure } from '../control/tool-results.js';
 import { Listeners, type Listener, type ToolFailedEvent, type Unsubscribe } from '../observe.js';
-import { httpUrlOption, integerOption, invalidOption, nonEmptyStringOption, optionsObject, stringListOption } from '../option-checks.js';
+import { httpUrlOption, integerOption, invalidOption, isBodyStore, nonEmptyStringOption, optionsObject, stringListOption } from '../option-checks.js';
 import { s2spClientErrorHandler, s2spFrameworkErrors } from './client-errors.js';
 import { createHostGuard, hostnameOfHeader } from './host-guard.js';
 import { applyHttpTimeouts, checkIntervalMs, resolveHttpTimeouts, type HttpTimeouts } from './http-timeouts.js';
@@ -485,9 +485,4 @@ function checkServerOptions(value: S2SPServerOptions): Required<HttpTimeouts> {
     allowedOrigins: stringListOption(mcp.allowedOrigins, 'mcp.allowedOrigins'),
   });
   return resolveHttpTimeouts(http.timeouts);
-}
-
-/** True for a store (anything with `lease`), false for the settings of a MemoryStore to make. */
-function isBodyStore(value: BodyStore | MemoryStoreOptions | undefined): value is BodyStore {
-  return typeof (value as { lease?: unknown } | undefined)?.lease === 'function';
 }
