@@ -81,7 +81,7 @@ await runScenario('large-fetch', 'Large fetch: 1M rows x 10 columns', async (fla
     ServerChild.start('s2sp-server', { rows: ROWS }, { cpuProfAll: flags.cpuProfAll, label: 'large-fetch-s2sp' }),
     ServerChild.start('naive-server', { rows: ROWS }, { cpuProfAll: flags.cpuProfAll, label: 'large-fetch-naive' }),
   ]);
-  const bench = `MemoryStore singleUse: ${String(s2sp.info.singleUse)} (BENCH-ONLY multi-use setting, so one token serves every repetition)`;
+  const bench = `MemoryStore multi-use: ${String(!s2sp.info.singleUse)} (s2sp/testing multiUseMemoryStore, BENCH-ONLY, so one token serves every repetition)`;
   console.log(bench);
   const token = (s2sp.info.tokens as string[])[0];
   const cachedBytes = Number(s2sp.info.cachedBytes);

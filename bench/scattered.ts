@@ -46,7 +46,7 @@ await runScenario('scattered', 'Scattered selection: 50 random rows x 3 columns 
     ServerChild.start('s2sp-server', { rows: ROWS, timings: true }, { cpuProfAll: flags.cpuProfAll, label: 'scattered-s2sp' }),
     ServerChild.start('naive-server', { rows: ROWS, timings: true }, { cpuProfAll: flags.cpuProfAll, label: 'scattered-naive' }),
   ]);
-  const bench = `MemoryStore singleUse: ${String(s2sp.info.singleUse)} (BENCH-ONLY multi-use setting, so one token serves every request)`;
+  const bench = `MemoryStore multi-use: ${String(!s2sp.info.singleUse)} (s2sp/testing multiUseMemoryStore, BENCH-ONLY, so one token serves every request)`;
   console.log(bench);
   const token = (s2sp.info.tokens as string[])[0];
   const targets: Target[] = [

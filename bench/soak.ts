@@ -45,7 +45,7 @@ async function serve(idleTtlMs: number): Promise<void> {
   // Idle worker threads (their heaps, their mapped bodies) end after the same idle time.
   const workers = createEncoderPool({ threads: 2, idleTimeoutMs: idleTtlMs });
   // Failures the server logs (a transfer cut by an error) explain an unexpected outcome.
-  const server = new S2SPServer({ name: 's2sp-soak', store, workers, logger: { level: 'warn' } });
+  const server = new S2SPServer({ name: 's2sp-soak', store, dataPlane: { workers }, http: { logger: { level: 'warn' } } });
   server.resourceTool('read_big', { description: '100k rows' }, () => big);
   server.resourceTool('read_small', { description: '2k rows' }, () => small);
   const url = await server.listen({ mcpPath: '/mcp' });

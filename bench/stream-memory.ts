@@ -69,10 +69,10 @@ const memory = new MemoryStore({ maxBytes: 4 * 2 ** 30 });
 const store: BodyStore = flags.includes('collect')
   ? { put: (t, o) => memory.put(t, o), lease: (t) => memory.lease(t), delete: (t) => memory.delete(t), has: (t) => memory.has(t), stats: () => memory.stats(), close: () => memory.close(), ttlMs: memory.ttlMs }
   : memory;
-const resource = new S2SPServer({ name: 'probe-resource', store, workers: 0 });
+const resource = new S2SPServer({ name: 'probe-resource', store, dataPlane: { workers: 0 } });
 resource.resourceTool('big', { description: 'big' }, () => produce());
 await resource.listen();
-const consumer = new S2SPServer({ name: 'probe-consumer', consumer: { maxBodyBytes: 2 ** 31 - 1 } });
+const consumer = new S2SPServer({ name: 'probe-consumer', tools: { consumer: { maxBodyBytes: 2 ** 31 - 1 } } });
 let consumedRows = 0;
 let sum = 0;
 if (flags.includes('rows')) {

@@ -35,7 +35,7 @@ await runScenario('workers', 'Workers: the full 1M-row fetch with 0, 1 and 2 enc
     { rows: ROWS, planes: SETTINGS.map((workers) => ({ prefix: `/w${workers}`, workers, compressedCache: 0 })) },
     { cpuProfAll: flags.cpuProfAll, label: 'workers-s2sp' },
   );
-  const bench = `MemoryStore singleUse: ${String(server.info.singleUse)} (BENCH-ONLY multi-use setting, so one token serves every repetition)`;
+  const bench = `MemoryStore multi-use: ${String(!server.info.singleUse)} (s2sp/testing multiUseMemoryStore, BENCH-ONLY, so one token serves every repetition)`;
   console.log(bench);
   const token = (server.info.tokens as string[])[0];
   const formats = [

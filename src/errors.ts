@@ -511,6 +511,15 @@ export const ERRORS = {
       'pass publicUrl (--public-url http://<reachable-host>:<port>)',
   },
 
+  /** S2SPServer used out of order: mounted or listening twice. */
+  S2SP_ERR_SERVER_STATE: {
+    status: 500,
+    message: situations({
+      mounted: () => 'the S2SPServer is already mounted; mount it once, or close it first',
+      listening: () => 'the S2SPServer is already listening; close it first',
+    }),
+  },
+
   // Tool handlers
   S2SP_ERR_TOOL_FAILED: {
     status: 500,
@@ -582,6 +591,11 @@ export const ERRORS = {
     status: 500,
     /** `reason` is what Vega or resvg said. */
     message: (p: { reason: string }) => `the chart could not be drawn from these rows (${p.reason}); the statistics above are complete`,
+  },
+  /** `reason` is the text of the tool error the demo's own call got. */
+  S2SP_ERR_DEMO_FAILED: {
+    status: 500,
+    message: (p: { reason: string }) => `a tool call of the demo failed: ${quoteInput(p.reason)}`,
   },
   S2SP_ERR_CLI_PACKAGE_MISSING: {
     status: 500,

@@ -107,20 +107,15 @@ export function nonEmptyStringOption(value: unknown, name: string): string {
 }
 
 /**
- * A required BodyStore (anything with the store's lease method), or an optional one when `optional`.
+ * A required BodyStore (anything with the store's lease method).
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
  */
-export function storeOption<T>(value: T, name = 'store', optional = false): T {
-  if (optional && value === undefined) return value;
-  if (typeof (value as { lease?: unknown } | null | undefined)?.lease !== 'function') throw invalidOption(name, 'a BodyStore', value);
+export function storeOption<T>(value: T, name = 'store'): T {
+  if (!isBodyStore(value)) throw invalidOption(name, 'a BodyStore', value);
   return value;
 }
 
-/**
- * A boolean, or `undefined` when absent.
- * @throws S2SPError `S2SP_ERR_OPTION_INVALID`
- */
-export function booleanOption(value: unknown, name: string): boolean | undefined {
-  if (value !== undefined && typeof value !== 'boolean') throw invalidOption(name, 'true or false', value);
-  return value;
+/** True for a store (anything with the store's lease method). */
+export function isBodyStore(value: unknown): value is { lease: unknown } {
+  return typeof (value as { lease?: unknown } | null | undefined)?.lease === 'function';
 }

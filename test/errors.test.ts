@@ -187,9 +187,11 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
   S2SP_ERR_CODEC_UNAVAILABLE: { missing: { codec: 'lz4', reason: 'no binary' }, sentMissing: { codec: 'zstd' }, codecSent: { codec: 'ZSTD' } },
   S2SP_ERR_OPTION_INVALID: { option: 'chunkRows', expected: 'an integer >= 1', value: 0 },
   S2SP_ERR_PUBLIC_URL_REQUIRED: { host: '0.0.0.0' },
+  S2SP_ERR_SERVER_STATE: { mounted: {}, listening: {} },
   S2SP_ERR_TOOL_FAILED: null,
   S2SP_ERR_TOOL_CANCELLED: null,
   S2SP_ERR_CHART_UNDRAWABLE: { reason: 'SVG has an invalid size' },
+  S2SP_ERR_DEMO_FAILED: { reason: 'S2SP_ERR_TOOL_FAILED' },
   S2SP_ERR_CLI_PACKAGE_MISSING: { pkg: 'parquet-wasm', purpose: 'reading Parquet files', install: "'parquet-wasm@~0.8.0'" },
   S2SP_ERR_INPUT_UNREADABLE: {
     unknownFormat: { path: 'a.txt', format: 'xml', formats: ['json', 'csv'] },

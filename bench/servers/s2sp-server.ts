@@ -8,7 +8,7 @@
  * - `POST /bench/bare/:name`: a small captured response, the same way (the
  *   bare-route baseline of small-requests).
  *
- * The store is created with `singleUse: false`: BENCH-ONLY, so one token can
+ * The store is s2sp/testing's `multiUseMemoryStore`: BENCH-ONLY, so one token can
  * be fetched again and again. A plane with `freshStore` serves a single-use
  * store instead, whose tokens (`mint-fresh`) all point at one copy of the
  * body: the real workload, one fresh token per request, without a put per
@@ -21,6 +21,7 @@ import Fastify from 'fastify';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
+import { multiUseMemoryStore } from '../../src/testing.js';
 import { generateRows } from '../lib/dataset.js';
 import { collectGarbage, handle, installProbe, ready } from './probe.js';
 
@@ -47,7 +48,7 @@ const planes = config.planes ?? [{ prefix: '' }];
 
 const started = performance.now();
 let table: Table | undefined = tableFromRows(generateRows(config.rows));
-const store = new MemoryStore({ singleUse: false, maxBytes: 16 * 2 ** 30 });
+const store = multiUseMemoryStore({ maxBytes: 16 * 2 ** 30 });
 // Single use (the real setting): each `mint-cold` token is a fresh body, gone after its one fetch.
 const coldStore = new MemoryStore({ maxBytes: 16 * 2 ** 30 });
 const tokens: string[] = [];
@@ -146,7 +147,7 @@ const address = app.server.address();
 ready({
   port: typeof address === 'object' && address !== null ? address.port : 0,
   tokens,
-  singleUse: store.singleUse,
+  singleUse: false,
   cachedBytes: (await store.stats()).bytes,
   setupSeconds,
   planes,

@@ -19,7 +19,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { DataType, type Table } from 'apache-arrow';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { MemoryStore, registerConsumerTool, registerResourceTool, s2spDataPlane } from 's2sp';
+import { MemoryStore, createDataPlane, registerConsumerTool, registerResourceTool } from 's2sp';
 import { z } from 'zod';
 import { arrowTableFromQuery } from './arrow-from-duckdb.js';
 
@@ -65,9 +65,9 @@ export async function startDuckDbServer(options: DuckDbServerOptions): Promise<D
   app.get('/', async () => ({ service: 'duckdb-analytics', file }));
 
   // s2sp, part 1: one store, and the data plane mounted on the host's app.
-  const store = new MemoryStore({ ttlMs: 10 * 60_000 });
-  await app.register(s2spDataPlane, { store, prefix: DATA_PREFIX, workers: 0 });
-  let baseUrl = '';
+  // The plane builds each resource_url from where it is mounted and the app's listening address.
+  const plane = createDataPlane({ store: new MemoryStore({ ttlMs: 10 * 60_000 }), workers: 0 });
+  await app.register(plane.plugin, { prefix: DATA_PREFIX });
 
   // The host's McpServer, built per request (stateless Streamable HTTP).
   const createMcpServer = (): McpServer => {
@@ -90,7 +90,7 @@ export async function startDuckDbServer(options: DuckDbServerOptions): Promise<D
           connection.closeSync();
         }
       },
-      { store, resourceUrlFor: (token) => `${baseUrl}${DATA_PREFIX}/s2sp/data/${token}` },
+      plane,
     );
     // A consumer tool: statistics of the chosen rows, read column by column from the Arrow Table.
     registerConsumerTool(
@@ -117,10 +117,9 @@ export async function startDuckDbServer(options: DuckDbServerOptions): Promise<D
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('not listening on TCP');
-  baseUrl = `http://127.0.0.1:${address.port}`;
   return {
     app,
-    mcpUrl: `${baseUrl}/mcp`,
+    mcpUrl: `http://127.0.0.1:${address.port}/mcp`,
     async close() {
       await app.close();
       db.closeSync();

@@ -4,6 +4,7 @@
  * in-memory one without changing its callers.
  */
 import type { Table } from 'apache-arrow';
+import type { Listener, ProgressEvent, Unsubscribe } from '../observe.js';
 import type { BatchStream } from '../table/batch-stream.js';
 
 /** Default time a lease lasts without renewal: 30 seconds. */
@@ -31,11 +32,11 @@ export interface PutOptions {
   /** Time to live of this token in milliseconds (default: the store's). */
   ttlMs?: number;
   /**
-   * Called as the body is stored, with growing byte counts that end at the
+   * Told as the body is stored, with growing byte counts that end at the
    * total; a body the store holds already reports the total at once. A store
    * that copies in one step reports 0, then the total.
    */
-  onProgress?: PutProgress;
+  observe?: Listener<ProgressEvent>;
 }
 
 /** What `put` returns. */
@@ -137,30 +138,26 @@ export interface BodyStore {
   /** Drops every entry this process holds and stops timers (a shared store keeps its shared entries). */
   close(): Promise<void>;
   /**
-   * Tells `observer` what happens to tokens and leases from now on (for
+   * Tells `listener` what happens to tokens and leases from now on (for
    * metrics); returns the function that stops it. Optional: a store without
    * it still works everywhere, it just goes uncounted.
    */
-  observe?(observer: StoreObserver): () => void;
+  observe?(listener: Listener<StoreEvent>): Unsubscribe;
 }
 
 /**
  * What a store reports to its observers. Token events count tokens (a body
  * shared by several tokens ends once, its tokens each end).
- * - `minted`: `put` handed out a token.
+ * - `minted`: `put` or `putBatches` handed out a token (once per token, whichever way the body came in).
  * - `consumed`: a transfer committed (single use); `revoked`: `delete` removed a live token.
  * - `expired`: `count` tokens reached their TTL. A shared store counts each
  *   expiry once across replicas, on the replica that notices it first.
  * - `leased` / `settled`: a lease was taken / committed or released, by this process.
  * - `failed`: a call failed because the shared store could not be reached.
+ * - `connection-error`: the shared store's connection failed, or tidying
+ *   after a recorded commit did (for a log; calls still fail with their own codes).
  */
 export type StoreEvent =
   | { readonly type: 'minted' | 'consumed' | 'revoked' | 'leased' | 'settled' }
   | { readonly type: 'expired'; readonly count: number }
-  | { readonly type: 'failed'; readonly error: Error };
-
-/** Receives a store's events; it must not throw (a store ignores what it throws). */
-export type StoreObserver = (event: StoreEvent) => void;
-
-/** Progress of a `put`: bytes of the body stored so far, of its total. */
-export type PutProgress = (storedBytes: number, totalBytes: number) => void;
+  | { readonly type: 'failed' | 'connection-error'; readonly error: Error };

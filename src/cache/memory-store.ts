@@ -17,7 +17,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
-import { booleanOption, optionsObject, positiveOption } from '../option-checks.js';
+import { Listeners, type Listener, type ProgressEvent, type Unsubscribe } from '../observe.js';
+import { optionsObject, positiveOption } from '../option-checks.js';
 import type { BatchStream } from '../table/batch-stream.js';
 import {
   DEFAULT_LEASE_TIMEOUT_MS,
@@ -25,16 +26,14 @@ import {
   type BodyStore,
   type CachedBody,
   type PutOptions,
-  type PutProgress,
   type PutResult,
-  type StoreObserver,
+  type StoreEvent,
   type StoreStats,
   type StreamedPutResult,
 } from './body-store.js';
 import { ipcPlanOf, sharedIpcFromBatches, tableFromSharedIpc, writeIpcPlan } from '../ipc/shared-body.js';
 import type { FullGc } from './gc-nudge.js';
 import { SharedMemoryPool } from './shared-memory-pool.js';
-import { StoreObservers } from './store-observers.js';
 import { mintToken } from '../protocol/token.js';
 import { bodyTableOf } from '../table/body-table.js';
 
@@ -48,9 +47,10 @@ const COMPACT_STREAMED_MAX = 16 * 1024 * 1024;
 const MAX_TIMER_MS = 0x7fffffff;
 
 /** Why an entry left a MemoryStore. */
-export const EvictReason = { consumed: 'consumed', expired: 'expired', revoked: 'revoked', closed: 'closed' } as const;
-/** Why an entry left a MemoryStore. */
-export type EvictReason = (typeof EvictReason)[keyof typeof EvictReason];
+type EvictReason = 'consumed' | 'expired' | 'revoked' | 'closed';
+
+/** Turns single use off; set in the class's static block, the one place that may touch `#singleUse`. */
+let allowMultiUse: (store: MemoryStore) => void;
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -60,15 +60,6 @@ export interface MemoryStoreOptions {
   maxBytes?: number;
   /** Milliseconds a lease lasts without renewal (default 30,000). */
   leaseTimeoutMs?: number;
-  /**
-   * BENCHMARKS ONLY. `false` keeps entries after a complete transfer and
-   * lets any number of transfers of one token run at once, so a load
-   * generator can hit one token from many connections. Never use it in
-   * production: it breaks the single-use guarantee of SPEC 3.4.
-   */
-  singleUse?: boolean;
-  /** Called when an entry is removed, with why (for metrics and tests). */
-  onEvict?: (reason: EvictReason) => void;
   /**
    * A full garbage collection for the store's own buffer pool to ask for
    * (e.g. `globalThis.gc` under `--expose-gc`); ignored with `memoryPool`.
@@ -114,49 +105,45 @@ export class MemoryStore implements BodyStore {
   readonly ttlMs: number;
   readonly maxBytes: number;
   readonly leaseTimeoutMs: number;
-  readonly singleUse: boolean;
+  /** False only for {@link multiUseMemoryStore}'s stores (benchmarks). */
+  #singleUse = true;
   readonly #entries = new Map<string, Entry>();
   /** Body table -> its stored body: a table put again gets a token, not a second copy. */
   readonly #bodies = new WeakMap<Table, Body>();
   /** Ids of the bodies held, for {@link holdsBody}. */
   readonly #liveBodyIds = new Set<string>();
-  readonly #onEvict?: MemoryStoreOptions['onEvict'];
   readonly #memoryPool: SharedMemoryPool;
-  readonly #observers = new StoreObservers();
+  readonly #observers = new Listeners<StoreEvent>();
   #bytes = 0;
   #bodyCount = 0;
   #closed = false;
+
+  static {
+    allowMultiUse = (store) => void (store.#singleUse = false);
+  }
 
   constructor(options: MemoryStoreOptions = {}) {
     options = optionsObject(options);
     this.ttlMs = positiveOption(options.ttlMs, 'ttlMs') ?? DEFAULT_TTL_MS;
     this.maxBytes = positiveOption(options.maxBytes, 'maxBytes') ?? DEFAULT_MAX_BYTES;
     this.leaseTimeoutMs = positiveOption(options.leaseTimeoutMs, 'leaseTimeoutMs') ?? DEFAULT_LEASE_TIMEOUT_MS;
-    this.singleUse = booleanOption(options.singleUse, 'singleUse') ?? true;
-    this.#onEvict = options.onEvict;
     this.#memoryPool = options.memoryPool ?? new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, this.maxBytes / 4), fullGc: options.fullGc });
   }
 
   async put(table: Table, options: PutOptions = {}): Promise<PutResult> {
     if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
     const ttlMs = positiveOption(options.ttlMs, 'ttlMs') ?? this.ttlMs;
-    const body = this.#bodyFor(bodyTableOf(table), options.onProgress);
-    const token = mintToken();
-    const expiresAt = Date.now() + ttlMs;
-    this.#entries.set(token, { body, expiresAt, timer: this.#schedule(token, ttlMs), expired: false });
-    body.tokens++;
-    this.#observers.emit({ type: 'minted' });
-    return { token, expiresAt };
+    return this.#register(this.#bodyFor(bodyTableOf(table), options.observe), ttlMs);
   }
 
   /**
    * The stored body of `table`, stored now if it is not yet (budget checked before the allocation).
    * The copy is one synchronous step, so progress is its start and its end.
    */
-  #bodyFor(table: Table, onProgress?: PutProgress): Body {
+  #bodyFor(table: Table, progress: Listener<ProgressEvent> = () => {}): Body {
     const known = this.#bodies.get(table);
     if (known !== undefined && !known.freed) {
-      onProgress?.(known.cached.byteLength, known.cached.byteLength);
+      progress({ type: 'progress', bytes: known.cached.byteLength, totalBytes: known.cached.byteLength });
       return known;
     }
     const plan = ipcPlanOf(table);
@@ -168,16 +155,36 @@ export class MemoryStore implements BodyStore {
         maxBytes: this.maxBytes,
       });
     }
-    onProgress?.(0, plan.byteLength);
+    progress({ type: 'progress', bytes: 0, totalBytes: plan.byteLength });
     const ipc = writeIpcPlan(plan, this.#memoryPool.acquire(plan.byteLength));
-    const cached: CachedBody = { id: randomUUID(), table: tableFromSharedIpc(ipc), ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
-    const body: Body = { cached, source: new WeakRef(table), tokens: 0, leases: 0, freed: false };
-    this.#bodies.set(table, body);
-    this.#liveBodyIds.add(cached.id);
     this.#bytes += ipc.byteLength;
-    this.#bodyCount++;
-    onProgress?.(plan.byteLength, plan.byteLength);
+    const body = this.#adopt(ipc, tableFromSharedIpc(ipc), table);
+    progress({ type: 'progress', bytes: plan.byteLength, totalBytes: plan.byteLength });
     return body;
+  }
+
+  /** Holds `ipc` (already counted against the budget) as a body, known by its source table from now on. */
+  #adopt(ipc: Uint8Array, table: Table, source: Table): Body {
+    const cached: CachedBody = { id: randomUUID(), table, ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
+    const body: Body = { cached, source: new WeakRef(source), tokens: 0, leases: 0, freed: false };
+    this.#bodies.set(source, body);
+    this.#liveBodyIds.add(cached.id);
+    this.#bodyCount++;
+    return body;
+  }
+
+  /**
+   * The one registration path: a fresh token for `body`, whichever way the
+   * body came in (a Table or streamed batches), so every put is minted and
+   * observed once.
+   */
+  #register(body: Body, ttlMs: number): PutResult {
+    const token = mintToken();
+    const expiresAt = Date.now() + ttlMs;
+    this.#entries.set(token, { body, expiresAt, timer: this.#schedule(token, ttlMs), expired: false });
+    body.tokens++;
+    this.#observers.emit({ type: 'minted' });
+    return { token, expiresAt };
   }
 
   /**
@@ -222,16 +229,7 @@ export class MemoryStore implements BodyStore {
     // The claims counted the buffer as it grew; from now on the body counts its own bytes.
     this.#bytes += ipc.byteLength - claimed;
     const table = tableFromSharedIpc(ipc);
-    const cached: CachedBody = { id: randomUUID(), table, ipc, totalRows: table.numRows, byteLength: ipc.byteLength };
-    const body: Body = { cached, source: new WeakRef(table), tokens: 0, leases: 0, freed: false };
-    this.#bodies.set(table, body);
-    this.#liveBodyIds.add(cached.id);
-    this.#bodyCount++;
-    const token = mintToken();
-    const expiresAt = Date.now() + ttlMs;
-    this.#entries.set(token, { body, expiresAt, timer: this.#schedule(token, ttlMs), expired: false });
-    body.tokens++;
-    return { token, expiresAt, table };
+    return { ...this.#register(this.#adopt(ipc, table, table), ttlMs), table };
   }
 
   async lease(token: string): Promise<BodyLease> {
@@ -245,7 +243,7 @@ export class MemoryStore implements BodyStore {
     }
     // Multi-use (benchmarks only): any number of transfers at once, none of them consumes.
     const state: LeaseState = { deadline: Date.now() + this.leaseTimeoutMs };
-    if (this.singleUse) entry.lease = state;
+    if (this.#singleUse) entry.lease = state;
     const { body } = entry;
     body.leases++;
     this.#observers.emit({ type: 'leased' });
@@ -261,7 +259,7 @@ export class MemoryStore implements BodyStore {
       if (this.#entries.get(token) === entry && entry.lease === undefined) {
         // A commit after the lease timed out still consumes, unless another transfer took the token since.
         consumed = consume;
-        if (consume && this.singleUse) this.#remove(token, 'consumed');
+        if (consume && this.#singleUse) this.#remove(token, 'consumed');
         else if (entry.expired) this.#remove(token, 'expired');
       }
       if (body.tokens === 0) this.#free(body);
@@ -271,7 +269,7 @@ export class MemoryStore implements BodyStore {
       body: body.cached,
       timeoutMs: this.leaseTimeoutMs,
       renew: async () => {
-        if (settled || entry.lease !== state || this.#entries.get(token) !== entry) return !settled && !this.singleUse;
+        if (settled || entry.lease !== state || this.#entries.get(token) !== entry) return !settled && !this.#singleUse;
         if (Date.now() >= state.deadline) {
           // Timed out before this renewal: lost, as if another transfer had taken it.
           entry.lease = undefined;
@@ -312,8 +310,8 @@ export class MemoryStore implements BodyStore {
     };
   }
 
-  observe(observer: StoreObserver): () => void {
-    return this.#observers.add(observer);
+  observe(listener: Listener<StoreEvent>): Unsubscribe {
+    return this.#observers.add(listener);
   }
 
   async close(): Promise<void> {
@@ -354,7 +352,6 @@ export class MemoryStore implements BodyStore {
     this.#entries.delete(token);
     entry.body.tokens--;
     if (entry.body.tokens === 0) this.#free(entry.body);
-    this.#onEvict?.(reason);
     if (reason === 'expired') this.#observers.emit({ type: 'expired', count: 1 });
     else if (reason !== 'closed') this.#observers.emit({ type: reason });
   }
@@ -373,4 +370,16 @@ export class MemoryStore implements BodyStore {
     // stream it: then the collector takes it once that transfer lets go.
     if (body.leases === 0) this.#memoryPool.release(body.cached.ipc);
   }
+}
+
+/**
+ * BENCHMARKS ONLY (exported by `s2sp/testing`, never by `s2sp`): a MemoryStore
+ * that keeps entries after a complete transfer and lets any number of
+ * transfers of one token run at once, so a load generator can hit one token
+ * from many connections. It breaks the single-use guarantee of SPEC 3.4.
+ */
+export function multiUseMemoryStore(options?: MemoryStoreOptions): MemoryStore {
+  const store = new MemoryStore(options);
+  allowMultiUse(store);
+  return store;
 }

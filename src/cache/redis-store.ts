@@ -25,15 +25,16 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Table } from 'apache-arrow';
 import { createClient, RESP_TYPES, type RedisClientType } from '@redis/client';
 import { S2SPError, isS2SPError } from '../errors.js';
+import { Listeners, type Listener, type ProgressEvent, type Unsubscribe } from '../observe.js';
 import { invalidOption, optionsObject, positiveOption } from '../option-checks.js';
 import {
   DEFAULT_LEASE_TIMEOUT_MS,
   type BodyLease,
   type BodyStore,
   type PutOptions,
-  type PutProgress,
   type PutResult,
-  type StoreObserver,
+  type StoreEvent,
+  type StreamedPutResult,
   type StoreStats,
 } from './body-store.js';
 import type { FullGc } from './gc-nudge.js';
@@ -41,9 +42,9 @@ import { LocalBodyCache, type PinnedBody } from './local-body-cache.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_TTL_MS } from './memory-store.js';
 import { ADD_TOKEN, CONSUME, FORGET_BODY, LEASE, RELEASE, RENEW, RESERVE, STATS } from './redis-scripts.js';
 import { SharedMemoryPool } from './shared-memory-pool.js';
-import { StoreObservers } from './store-observers.js';
 import { ipcPlanOf, writeIpcPlan, type IpcPlan } from '../ipc/shared-body.js';
 import { mintToken } from '../protocol/token.js';
+import { tableFromBatchStream, type BatchStream } from '../table/batch-stream.js';
 import { bodyTableOf } from '../table/body-table.js';
 
 /**
@@ -85,8 +86,6 @@ export interface RedisStoreOptions {
    * fails with `S2SP_ERR_STORE_UNAVAILABLE` and the connection is replaced.
    */
   commandTimeoutMs?: number;
-  /** Connection errors, for the embedder's log (default: ignored; calls still fail with a code). */
-  onError?: (error: Error) => void;
   /** A full garbage collection the local copies' buffer pool may ask for (`globalThis.gc` under `--expose-gc`). */
   fullGc?: FullGc;
 }
@@ -111,14 +110,13 @@ export class RedisStore implements BodyStore {
   /** Replaced (never reused) when a command misses its deadline: see {@link RedisStore.#reconnect}. */
   #client: RedisClientType;
   readonly #url: string;
-  readonly #onError: ((error: Error) => void) | undefined;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #pool: SharedMemoryPool;
   readonly #local: LocalBodyCache;
   readonly #known = new WeakMap<Table, KnownBody>();
   readonly #shas = new Map<string, string>();
-  readonly #observers = new StoreObservers();
+  readonly #observers = new Listeners<StoreEvent>();
   #closed = false;
 
   constructor(options: RedisStoreOptions) {
@@ -134,7 +132,6 @@ export class RedisStore implements BodyStore {
     this.#pool = new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, localMaxBytes / 4), fullGc: options.fullGc });
     this.#local = new LocalBodyCache(localMaxBytes, this.#pool);
     this.#url = options.url;
-    this.#onError = options.onError;
     this.#client = this.#connect();
   }
 
@@ -147,7 +144,7 @@ export class RedisStore implements BodyStore {
       socket: { connectTimeout: this.#timeoutMs, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1000) },
     }) as RedisClientType;
     // Without a listener, an 'error' event would take the process down.
-    client.on('error', (error: Error) => this.#onError?.(error));
+    client.on('error', (error: Error) => this.#observers.emit({ type: 'connection-error', error }));
     client.connect().catch(() => {});
     return client;
   }
@@ -200,13 +197,13 @@ export class RedisStore implements BodyStore {
       if (state === 0) throw this.#full(known.byteLength, used);
       reservedNow = state === 1;
       if (!(await this.#addToken(known.id, hash, ttlMs))) {
-        await this.#writeBody(known, () => plan ?? ipcPlanOf(bodyTable), ttlMs, options.onProgress);
+        await this.#writeBody(known, () => plan ?? ipcPlanOf(bodyTable), ttlMs, options.observe);
         if (!(await this.#addToken(known.id, hash, ttlMs))) throw new S2SPError('S2SP_ERR_STORE_UNAVAILABLE');
         // Counted already, yet missing: its last token may have gone on another replica meanwhile,
         // which uncounted it. Count it again (a no-op when it still is).
         if (state === 2) await this.#run(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash]);
       }
-      else options.onProgress?.(known.byteLength, known.byteLength);
+      else options.observe?.({ type: 'progress', bytes: known.byteLength, totalBytes: known.byteLength });
       await this.#send(['SET', this.#indexKey(hash), known.id, 'PX', String(ttlMs)]);
     } catch (error) {
       this.#send(['ZREM', this.#acctKey('tokens'), hash]).catch(() => {});
@@ -218,6 +215,16 @@ export class RedisStore implements BodyStore {
     }
     this.#observers.emit({ type: 'minted' });
     return { token, expiresAt: Date.now() + ttlMs };
+  }
+
+  /**
+   * Streamed batches are gathered and put: a Redis body is written from one
+   * IPC plan, and going through `put` keeps one registration path (one
+   * `minted` per token, however the body came in).
+   */
+  async putBatches(batches: BatchStream, options: { ttlMs?: number } = {}): Promise<StreamedPutResult> {
+    const table = bodyTableOf(await tableFromBatchStream(batches));
+    return { ...(await this.put(table, options)), table };
   }
 
   lease(token: string): Promise<BodyLease> {
@@ -255,7 +262,7 @@ export class RedisStore implements BodyStore {
       if (!settle()) return false;
       // Recorded once the script answered: the accounting after it is tidying (it also heals at the
       // token's TTL), so its failure must not cut a transfer whose single use is already on record.
-      const consumed = await this.#consume(id, hash, leaseId, false, (tidying) => tidying.catch((error) => this.#onError?.(error as Error)));
+      const consumed = await this.#consume(id, hash, leaseId, false, (tidying) => tidying.catch((error) => this.#observers.emit({ type: 'connection-error', error: error as Error })));
       if (consumed) this.#observers.emit({ type: 'consumed' });
       return consumed;
     };
@@ -305,8 +312,8 @@ export class RedisStore implements BodyStore {
     return { entries, bytes, maxBytes: this.maxBytes, bodies, localBytes: this.#local.bytes, idleBytes: this.#pool.stats().bytes };
   }
 
-  observe(observer: StoreObserver): () => void {
-    return this.#observers.add(observer);
+  observe(listener: Listener<StoreEvent>): Unsubscribe {
+    return this.#observers.add(listener);
   }
 
   /** Reports a failed call to the observers when Redis could not be reached, once per call. */
@@ -375,7 +382,7 @@ export class RedisStore implements BodyStore {
    * once its metadata is there). The bytes come from this replica's local
    * copy, made now (and kept) when there is none.
    */
-  async #writeBody(known: KnownBody, planOf: () => IpcPlan, ttlMs: number, onProgress?: PutProgress): Promise<void> {
+  async #writeBody(known: KnownBody, planOf: () => IpcPlan, ttlMs: number, progress?: Listener<ProgressEvent>): Promise<void> {
     let pinned = this.#local.pin(known.id);
     if (pinned === undefined) {
       const plan = planOf();
@@ -389,11 +396,11 @@ export class RedisStore implements BodyStore {
       const writes: Array<Promise<unknown>> = [];
       // Chunks complete in any order: progress is the bytes of those done, so it only grows.
       let stored = 0;
-      onProgress?.(0, ipc.byteLength);
+      progress?.({ type: 'progress', bytes: 0, totalBytes: ipc.byteLength });
       for (let i = 0; i < chunks; i++) {
         const view = Buffer.from(ipc.buffer, ipc.byteOffset + i * this.chunkBytes, Math.min(this.chunkBytes, ipc.byteLength - i * this.chunkBytes));
         const write = this.#send(['SET', `${base}c:${i}`, view, 'PX', String(ttlMs)]);
-        writes.push(onProgress === undefined ? write : write.then(() => onProgress((stored += view.byteLength), ipc.byteLength)));
+        writes.push(progress === undefined ? write : write.then(() => progress({ type: 'progress', bytes: (stored += view.byteLength), totalBytes: ipc.byteLength })));
       }
       await Promise.all(writes);
       const meta = `${base}m`;

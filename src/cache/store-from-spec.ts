@@ -5,44 +5,32 @@
  */
 import { invalidOption, optionsObject } from '../option-checks.js';
 import type { BodyStore } from './body-store.js';
-import type { FullGc } from './gc-nudge.js';
-import { MemoryStore } from './memory-store.js';
-import { RedisStore } from './redis-store.js';
+import { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+import { RedisStore, type RedisStoreOptions } from './redis-store.js';
 
-/** Settings every store kind takes. */
-export interface StoreSettings {
-  ttlMs?: number;
-  maxBytes?: number;
-  leaseTimeoutMs?: number;
-  fullGc?: FullGc;
-  /** Deadline of each command to a shared store, in ms (RedisStore's `commandTimeoutMs`; memory has none). */
-  commandTimeoutMs?: number;
-  /** Connection errors of a shared store, for a log. */
-  onError?: (error: Error) => void;
-}
+/** Settings every store kind takes, as the stores name them; `commandTimeoutMs` is RedisStore's alone (memory has none). */
+export type StoreSettings = Pick<MemoryStoreOptions, 'ttlMs' | 'maxBytes' | 'leaseTimeoutMs' | 'fullGc'> & Pick<RedisStoreOptions, 'commandTimeoutMs'>;
 
 /** The store kinds a spec can name. */
-export const StoreKind = { memory: 'memory', redis: 'redis' } as const;
-/** The store kinds a spec can name. */
-export type StoreKind = (typeof StoreKind)[keyof typeof StoreKind];
+type StoreKind = 'memory' | 'redis';
 
 /** Which kind of store `spec` names. @throws S2SPError `S2SP_ERR_OPTION_INVALID` for anything else */
 export function storeKindOf(spec: string): StoreKind {
-  if (spec === 'memory') return StoreKind.memory;
-  if (typeof spec === 'string' && /^rediss?:\/\//i.test(spec)) return StoreKind.redis;
+  if (spec === 'memory') return 'memory';
+  if (typeof spec === 'string' && /^rediss?:\/\//i.test(spec)) return 'redis';
   throw invalidOption('store', '"memory" or a redis:// or rediss:// URL', spec);
 }
 
 /** Creates the store `spec` names. @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an unknown spec or bad settings */
 export function storeFromSpec(spec: string, settings: StoreSettings = {}): BodyStore {
-  const { onError, commandTimeoutMs, ...common } = optionsObject(settings, 'settings');
-  if (storeKindOf(spec) === StoreKind.memory) return new MemoryStore(common);
-  return new RedisStore({ url: spec, ...common, commandTimeoutMs, onError });
+  const { commandTimeoutMs, ...common } = optionsObject(settings, 'settings');
+  if (storeKindOf(spec) === 'memory') return new MemoryStore(common);
+  return new RedisStore({ url: spec, ...common, commandTimeoutMs });
 }
 
 /** `spec` fit for a log line: a Redis URL without its user and password. */
 export function describeStoreSpec(spec: string): string {
-  if (storeKindOf(spec) === StoreKind.memory) return 'memory';
+  if (storeKindOf(spec) === 'memory') return 'memory';
   const url = new URL(spec);
   return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
 }

@@ -25,7 +25,7 @@ export const SUMMARIZE_TOOL = 'summarize_rows';
 export async function createConsumerServer(flags: ConsumerFlags): Promise<S2SPServer> {
   const server = new S2SPServer({
     ...listenOptions('s2sp-consumer', flags),
-    consumer: { allowedOrigins: flags.allowOrigins, maxBodyBytes: flags.maxBodyBytes },
+    tools: { consumer: { allowedOrigins: flags.allowOrigins, maxBodyBytes: flags.maxBodyBytes } },
     registry: await metricsRegistryFor(flags),
   });
   server.consumerTool(

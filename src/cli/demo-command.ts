@@ -14,6 +14,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { ToolResult as CallToolResult } from '../control/tool-host.js';
 import { S2SPClient } from '../agent/s2sp-client.js';
 import { S2SPDispatcher } from '../agent/dispatcher.js';
+import { S2SPError } from '../errors.js';
 import { AbstractFormat } from '../protocol/abstract-format.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import { redactTokensInUrl } from '../protocol/token.js';
@@ -240,7 +241,7 @@ async function connectChild(args: string[], name: string): Promise<Client> {
 function resultText(result: CallToolResult): string {
   const block = result.content.find((c) => c.type === 'text');
   if (result.isError || block === undefined || block.type !== 'text') {
-    throw new Error(`tool call failed: ${block && block.type === 'text' ? block.text : 'no text content'}`);
+    throw new S2SPError('S2SP_ERR_DEMO_FAILED', { reason: block?.type === 'text' ? block.text : 'no text content' });
   }
   return block.text;
 }

@@ -48,12 +48,12 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
     leaseTimeoutMs: flags.leaseTimeoutSeconds === undefined ? undefined : flags.leaseTimeoutSeconds * 1000,
     commandTimeoutMs: flags.storeTimeoutSeconds === undefined ? undefined : flags.storeTimeoutSeconds * 1000,
     fullGc: exposeFullGc(),
+  });
+  store.observe?.((event) => {
     // One line per distinct failure: a reconnect loop repeats the same error every second.
-    onError: (error) => {
-      if (error.message === lastError) return;
-      lastError = error.message;
-      log(`s2sp serve: store ${describeStoreSpec(spec)}: ${error.message}`);
-    },
+    if (event.type !== 'connection-error' || event.error.message === lastError) return;
+    lastError = event.error.message;
+    log(`s2sp serve: store ${describeStoreSpec(spec)}: ${event.error.message}`);
   });
   if (store instanceof RedisStore) {
     await store.ready().then(
@@ -64,7 +64,7 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
   const server = new S2SPServer({
     ...listenOptions('s2sp-serve', flags),
     store,
-    abstractRowLimit: flags.abstractLimit,
+    tools: { abstractRowLimit: flags.abstractLimit },
     registry: await metricsRegistryFor(flags),
   });
   // The file's rows as the tool returns them: without the `_row_id` the reader added, so a plain

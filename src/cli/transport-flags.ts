@@ -34,18 +34,18 @@ export const DEFAULT_HTTP_PORT = 3000;
 export function listenOptions(
   name: string,
   flags: TransportFlags,
-): Pick<S2SPServerOptions, 'name' | 'version' | 'host' | 'port' | 'publicUrl' | 'mcpAllowedHosts' | 'mcpAllowedOrigins' | 'mcpBodyLimit' | 'timeouts'> {
+): Pick<S2SPServerOptions, 'name' | 'version' | 'http' | 'mcp'> {
   return {
     name,
     version: '0.1.0',
-    host: flags.host,
-    // Over stdio only the data plane listens, on --data-port; over http one server takes --port.
-    port: flags.transport === 'http' ? flags.port : flags.dataPort,
-    publicUrl: flags.publicUrl,
-    mcpAllowedHosts: flags.mcpAllowedHosts,
-    mcpAllowedOrigins: flags.mcpAllowedOrigins,
-    mcpBodyLimit: flags.mcpBodyLimit,
-    timeouts: flags.timeouts,
+    http: {
+      host: flags.host,
+      // Over stdio only the data plane listens, on --data-port; over http one server takes --port.
+      port: flags.transport === 'http' ? flags.port : flags.dataPort,
+      publicUrl: flags.publicUrl,
+      timeouts: flags.timeouts,
+    },
+    mcp: { allowedHosts: flags.mcpAllowedHosts, allowedOrigins: flags.mcpAllowedOrigins, bodyLimit: flags.mcpBodyLimit },
   };
 }
 

@@ -12,6 +12,7 @@ import { AnswerCoverage } from './answer-coverage.js';
 import type { Table } from 'apache-arrow';
 import type { Registry } from 'prom-client';
 import { S2SPError } from '../errors.js';
+import type { Listener, ProgressEvent } from '../observe.js';
 import type { IpcCodec } from '../protocol/media-types.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { acceptFor, bodyFormatOption, codecsToAsk, decodeAnswer, jsonStreamFor, type BodyCodec, type BodyFormat } from './body-format.js';
@@ -61,15 +62,12 @@ export interface FetchBodyOptions {
   /** A prom-client Registry that counts this fetch (README "Metrics"); default: not counted. */
   registry?: Registry;
   /**
-   * Called as the body arrives with the bytes received so far and the
-   * Content-Length, or undefined when the server declared none (a streamed
-   * body); then once more at the end with `total` equal to `received`.
+   * Told as the body arrives: the bytes received so far and the
+   * Content-Length as `totalBytes`, absent when the server declared none (a
+   * streamed body); then once more at the end with the total.
    */
-  onProgress?: FetchProgress;
+  observe?: Listener<ProgressEvent>;
 }
-
-/** Progress of a fetch: body bytes received, of `total` when known. */
-export type FetchProgress = (received: number, total: number | undefined) => void;
 
 /** What {@link fetchBody} returns. */
 export interface FetchedBody {
@@ -130,7 +128,7 @@ async function fetchUncounted(resourceUrl: string, options: FetchBodyOptions): P
     maxBytes,
     timeoutMs,
     signal: options.signal,
-    onProgress: options.onProgress,
+    onProgress: options.observe,
     streamFor: (type) => jsonStreamFor(type, format),
   });
   const decoded = answer.decoded !== undefined ? { ...answer.decoded, format: 'json' as const, compressed: false } : decodeAnswer(answer.bytes as Buffer, answer.contentType, format, maxBytes);
@@ -169,7 +167,7 @@ interface PostOptions {
   maxBytes: number;
   timeoutMs: number;
   signal: AbortSignal | undefined;
-  onProgress: FetchProgress | undefined;
+  onProgress: Listener<ProgressEvent> | undefined;
   /** A decoder to feed the body to as it arrives (a JSON answer), or undefined to keep its bytes. */
   streamFor: (contentType: string | undefined) => JsonBodyStream | undefined;
 }
@@ -225,7 +223,7 @@ function post(
           streamError = error;
         }
       }
-      if (ok) onProgress?.(received, Number.isFinite(declared) ? declared : undefined);
+      if (ok) onProgress?.({ type: 'progress', bytes: received, ...(Number.isFinite(declared) ? { totalBytes: declared } : {}) });
     });
     response.on('end', () => {
       if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
@@ -240,7 +238,7 @@ function post(
           return;
         }
         // The total is reached only by a fetch that succeeds.
-        if (!Number.isFinite(declared)) onProgress?.(received, received);
+        if (!Number.isFinite(declared)) onProgress?.({ type: 'progress', bytes: received, totalBytes: received });
         finish(undefined, decoded === undefined ? { bytes: Buffer.concat(chunks, received), received, contentType } : { decoded, received, contentType });
       }
     });

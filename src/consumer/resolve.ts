@@ -21,7 +21,7 @@ import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { applyColumnMapping, tableWithColumnMapping } from './column-mapping.js';
 import { checkConsumerArgs, parseBodyData, type ConsumerArgs } from './consumer-args.js';
-import { fetchBody, type FetchProgress } from './fetch-body.js';
+import { fetchBody, type FetchBodyOptions } from './fetch-body.js';
 import { mergeByRowId } from './merge.js';
 import { mergedTable } from './merged-table.js';
 
@@ -36,7 +36,7 @@ export interface ResolveOptions {
   /** A prom-client Registry that counts the fetches (fetchBody's `registry`). */
   registry?: Registry;
   /** Progress of the fetch, as fetchBody reports it. */
-  onProgress?: FetchProgress;
+  observe?: FetchBodyOptions['observe'];
   /** Aborts the fetch (the tool call was cancelled): the transfer is cut, so the data plane keeps the token and releases its lease. */
   signal?: AbortSignal;
 }
@@ -69,7 +69,7 @@ export async function resolveConsumerRows(args: ConsumerArgs, options: ResolveOp
     maxBytes: options.maxBodyBytes,
     timeoutMs: options.timeoutMs,
     registry: options.registry,
-    onProgress: options.onProgress,
+    observe: options.observe,
     signal: options.signal,
   };
 

@@ -12,7 +12,8 @@ import { resolveConsumerBatches, type ResolvedBatches } from '../consumer/resolv
 import { functionOption, invalidOption, nonEmptyStringOption, optionsObject, positiveOption, stringListOption } from '../option-checks.js';
 import type { Row } from '../table/rows-from-table.js';
 import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
-import { jsonToolResult, toolFailureResult, type ToolErrorLog } from './tool-results.js';
+import type { Listener, ProgressEvent, ToolFailedEvent } from '../observe.js';
+import { jsonToolResult, toolFailureResult } from './tool-results.js';
 import { progressReporterFor } from './progress.js';
 
 /** What a consumer handler receives. */
@@ -43,12 +44,16 @@ export type ConsumerBatchInput = ResolvedBatches;
  */
 export type ConsumerBatchToolHandler = (input: ConsumerBatchInput, extra: ToolExtra) => unknown;
 
-/** Options of {@link registerConsumerTool}: what may be fetched, how the handler takes the body, and where unexpected errors are logged. */
-export interface ConsumerToolOptions extends ResolveOptions {
+/**
+ * Options of {@link registerConsumerTool}: what may be fetched, how the
+ * handler takes the body, and who hears of unexpected errors. (Each call's
+ * progress and cancellation come from the MCP call itself.)
+ */
+export interface ConsumerToolOptions extends Omit<ResolveOptions, 'observe' | 'signal'> {
   /** `true`: the handler gets record batches as they arrive instead of merged rows. */
   batches?: boolean;
-  /** Where an unexpected error of the resolution or the handler is logged (default: stderr, tokens redacted). */
-  onToolError?: ToolErrorLog;
+  /** Told of an unexpected error of the resolution or the handler (default: a line on stderr, tokens redacted). */
+  observe?: Listener<ToolFailedEvent>;
 }
 
 /** Consumer tool metadata (its parameters are fixed by SPEC 2.2). */
@@ -103,9 +108,9 @@ export function registerConsumerTool<Host extends McpToolHost>(
   nonEmptyStringOption(name, 'name');
   functionOption(handler, 'handler');
   checkConsumerOptions(options);
-  const { onToolError, batches, ...resolveOptions } = options;
+  const { observe, batches, ...resolveOptions } = options;
   if (batches === true) {
-    return registerBatchConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, resolveOptions, onToolError);
+    return registerBatchConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, resolveOptions, observe);
   }
   const rowHandler = handler as ConsumerToolHandler;
   return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, async (args: ConsumerArgs, extra) => {
@@ -116,7 +121,7 @@ export function registerConsumerTool<Host extends McpToolHost>(
     const callOptions: ResolveOptions = {
       ...resolveOptions,
       signal,
-      ...(progress === undefined ? {} : { onProgress: (received: number, total?: number) => progress.report(received, total) }),
+      ...(progress === undefined ? {} : { observe: ({ bytes, totalBytes }: ProgressEvent) => progress.report(bytes, totalBytes) }),
     };
     try {
       let resolved: ResolvedRows;
@@ -129,7 +134,7 @@ export function registerConsumerTool<Host extends McpToolHost>(
       const result = await rowHandler({ rows: resolved.rows, table: resolved.table, source: resolved.source, bytesReceived }, extra);
       return isToolResult(result) ? result : jsonToolResult(result);
     } catch (error) {
-      return toolFailureResult(error, name, onToolError);
+      return toolFailureResult(error, name, observe);
     }
   });
 }
@@ -141,7 +146,7 @@ function registerBatchConsumerTool<Host extends McpToolHost>(
   config: ConsumerToolConfig,
   handler: ConsumerBatchToolHandler,
   options: ResolveOptions,
-  onToolError: ToolErrorLog | undefined,
+  observe: Listener<ToolFailedEvent> | undefined,
 ): RegisteredToolOf<Host> {
   return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, async (args: ConsumerArgs, extra) => {
     let resolved: ResolvedBatches | undefined;
@@ -150,7 +155,7 @@ function registerBatchConsumerTool<Host extends McpToolHost>(
       const result = await handler(resolved, extra);
       return isToolResult(result) ? result : jsonToolResult(result);
     } catch (error) {
-      return toolFailureResult(error, name, onToolError);
+      return toolFailureResult(error, name, observe);
     } finally {
       await resolved?.cancel();
     }

@@ -18,7 +18,8 @@ import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
 import { DEFAULT_ABSTRACT_ROW_LIMIT, bodyText, buildEnvelope, dataColumns, envelopeText, rowsText, type AnyEnvelope } from './envelope.js';
 import { RESOURCE_TOOL_OUTPUT_SCHEMA } from './envelope-schema.js';
-import { toolFailureResult, type ToolErrorLog } from './tool-results.js';
+import type { Listener, ToolFailedEvent } from '../observe.js';
+import { toolFailureResult } from './tool-results.js';
 import { ZOD_FLAVOURS, flavourOf, rawShapeOf, type ShapeOutput, type ZodFlavour, type ZodObjectOf, type ZodRawShapeCompat } from './zod-flavour.js';
 import { progressReporterFor } from './progress.js';
 import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
@@ -58,8 +59,8 @@ export interface ResourceToolContext {
   resourceUrlFor(token: string): string;
   /** Abstract rows per envelope (default 1,000). */
   abstractRowLimit?: number;
-  /** Where an unexpected error of the handler is logged (default: stderr, tokens redacted). */
-  onToolError?: ToolErrorLog;
+  /** Told of an unexpected error of the handler (default: a line on stderr, tokens redacted). */
+  observe?: Listener<ToolFailedEvent>;
   /** How long a cached body lives in ms, told to the LLM in the tool description (default: the store's `ttlMs`). */
   ttlMs?: number;
 }
@@ -115,7 +116,7 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat, Host exten
   const own: ZodRawShapeCompat = rawShapeOf(config.inputSchema);
   const added = ADDED_PARAMS[flavourOf(own)];
   for (const key of Object.keys(added)) {
-    if (key in own) throw new Error(`resource tool ${name}: its input schema must not define "${key}" (S2SP adds it)`);
+    if (key in own) throw invalidOption('inputSchema', `a schema without ${Object.keys(added).join(', ')} (S2SP adds them)`, key);
   }
   const inputSchema: ZodRawShapeCompat = { ...own, ...added };
   const limit = integerOption(context.abstractRowLimit, 'abstractRowLimit', 1) ?? DEFAULT_ABSTRACT_ROW_LIMIT;
@@ -140,7 +141,7 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat, Host exten
       const put = await putReportingProgress(table, extra, context.store);
       return await asyncEnvelopeResult(table, shape, put, context, extra);
     } catch (error) {
-      return toolFailureResult(error, name, context.onToolError);
+      return toolFailureResult(error, name, context.observe);
     }
   };
   return registerToolOn(mcp, name, { ...config, description, inputSchema, outputSchema: RESOURCE_TOOL_OUTPUT_SCHEMA }, callback);
@@ -224,7 +225,7 @@ async function putReportingProgress(table: Table, extra: ToolExtra, store: BodyS
   const progress = progressReporterFor(extra, 'caching the body (bytes)');
   if (progress === undefined) return store.put(table);
   try {
-    return await store.put(table, { onProgress: (stored, total) => progress.report(stored, total) });
+    return await store.put(table, { observe: ({ bytes, totalBytes }) => progress.report(bytes, totalBytes) });
   } finally {
     await progress.flush();
   }

@@ -5,6 +5,7 @@
  */
 import type { ToolResult as CallToolResult } from './tool-host.js';
 import { S2SPError, isS2SPError } from '../errors.js';
+import type { Listener, ToolFailedEvent } from '../observe.js';
 import { redactedError } from '../protocol/log-redaction.js';
 import { stringifyJsonExact } from '../table/exact-json.js';
 
@@ -14,11 +15,8 @@ export const ERROR_CODE_META_KEY = 's2sp/error-code';
 /** Longest error text a tool result carries; every input quoted in it is bounded already, this bounds the sum. */
 const MAX_ERROR_TEXT = 2000;
 
-/** Where a tool's unexpected error goes: the server's log (the LLM gets a message naming no internals). */
-export type ToolErrorLog = (error: unknown, tool: string) => void;
-
-/** The default {@link ToolErrorLog}: one line on stderr (stdout may be the MCP channel), tokens redacted. */
-export const stderrToolErrorLog: ToolErrorLog = (error, tool) => {
+/** Where a tool's unexpected failures go when nobody else listens: one line on stderr (stdout may be the MCP channel), tokens redacted. */
+export const logToolFailure: Listener<ToolFailedEvent> = ({ error, tool }) => {
   const safe = redactedError(error);
   process.stderr.write(`s2sp: tool ${tool} failed: ${safe.stack ?? `${safe.type}: ${safe.message}`}\n`);
 };
@@ -59,16 +57,16 @@ export function errorToolResult(error: unknown): CallToolResult {
 
 /**
  * The tool result for anything a tool call threw: an S2SP error as is (its
- * message is written for the LLM); anything else is logged in full (tokens
- * redacted) and becomes `S2SP_ERR_TOOL_FAILED`, whose message names no
+ * message is written for the LLM); anything else goes to `observe` in full (by default logged,
+ * tokens redacted) and becomes `S2SP_ERR_TOOL_FAILED`, whose message names no
  * internals (a driver's error can hold a connection string).
  */
-export function toolFailureResult(error: unknown, tool: string, log: ToolErrorLog = stderrToolErrorLog): CallToolResult {
+export function toolFailureResult(error: unknown, tool: string, observe: Listener<ToolFailedEvent> = logToolFailure): CallToolResult {
   if (isS2SPError(error)) return errorToolResult(error);
   try {
-    log(error, tool);
+    observe({ type: 'tool-failed', tool, error });
   } catch {
-    // A broken logger must not turn a tool error into a protocol error.
+    // A broken listener must not turn a tool error into a protocol error.
   }
   return errorToolResult(new S2SPError('S2SP_ERR_TOOL_FAILED'));
 }

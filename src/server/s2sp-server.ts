@@ -12,9 +12,8 @@ import { isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { BodyStore } from '../cache/body-store.js';
-import type { FullGc } from '../cache/gc-nudge.js';
-import { MemoryStore } from '../cache/memory-store.js';
+import type { BodyStore, StoreEvent } from '../cache/body-store.js';
+import { MemoryStore, type MemoryStoreOptions } from '../cache/memory-store.js';
 import type { ResolveOptions } from '../consumer/resolve.js';
 import { isLoopbackHost } from '../consumer/resource-url.js';
 import type { DataPlaneOptions } from '../data/data-plane-plugin.js';
@@ -34,8 +33,9 @@ import {
   type ConsumerToolConfig,
   type ConsumerToolHandler,
 } from '../control/consumer-tool.js';
-import { stderrToolErrorLog, type ToolErrorLog } from '../control/tool-results.js';
-import { httpUrlOption, integerOption, invalidOption, nonEmptyStringOption, optionsObject, positiveOption, stringListOption, storeOption } from '../option-checks.js';
+import { logToolFailure } from '../control/tool-results.js';
+import { Listeners, type Listener, type ToolFailedEvent, type Unsubscribe } from '../observe.js';
+import { httpUrlOption, integerOption, invalidOption, isBodyStore, nonEmptyStringOption, optionsObject, stringListOption } from '../option-checks.js';
 import { s2spClientErrorHandler, s2spFrameworkErrors } from './client-errors.js';
 import { createHostGuard, hostnameOfHeader } from './host-guard.js';
 import { applyHttpTimeouts, checkIntervalMs, resolveHttpTimeouts, type HttpTimeouts } from './http-timeouts.js';
@@ -44,7 +44,7 @@ import { mcpSdk, type McpConnection, type McpSdk, type McpSdkLine, type McpServe
 import { registerResourceTool, type ResourceToolHandler, type ToolConfig } from '../control/resource-tool.js';
 import type { ZodRawShapeCompat } from '../control/zod-flavour.js';
 
-/** Options of {@link S2SPServer}. */
+/** Options of {@link S2SPServer}, grouped by concern; every duration in milliseconds. */
 export interface S2SPServerOptions {
   /** MCP server name and version, as clients see them. */
   name: string;
@@ -60,18 +60,30 @@ export interface S2SPServerOptions {
    */
   sdk?: McpSdkLine;
   /**
-   * Body store shared by the resource tools and the data plane (default: a
-   * MemoryStore). Pass a RedisStore to let several replicas serve every token.
+   * Body store shared by the resource tools and the data plane: a store (a
+   * RedisStore lets several replicas serve every token), or the settings of
+   * a MemoryStore to make. Default: a MemoryStore with its defaults, made on
+   * first use, so a server with only consumer tools holds none.
    */
-  store?: BodyStore;
-  /** TTL of cached bodies in seconds, for the default MemoryStore (default 600). */
-  ttlSeconds?: number;
-  /** Byte budget of the default MemoryStore (default 1 GiB). */
-  maxCacheBytes?: number;
-  /** Lease timeout of the default MemoryStore in seconds (default 30). */
-  leaseTimeoutSeconds?: number;
-  /** A full garbage collection the default MemoryStore may ask for (`globalThis.gc` under `--expose-gc`). */
-  fullGc?: FullGc;
+  store?: BodyStore | MemoryStoreOptions;
+  /** The HTTP server: where it listens and how, or an app of your own to mount on. */
+  http?: ServerHttpOptions;
+  /** MCP over Streamable HTTP (`listen({ mcpPath })`): its guards (Security in README). */
+  mcp?: ServerMcpOptions;
+  /** The data plane: request size and where responses are encoded. */
+  dataPlane?: ServerDataPlaneOptions;
+  /** What the tools registered through this server share. */
+  tools?: ServerToolOptions;
+  /**
+   * A prom-client Registry for this server's metrics (data plane, store,
+   * consumer fetches), served as Prometheus text at `GET /metrics` on the
+   * HTTP server. Default: none, no metrics (the CLI turns them on).
+   */
+  registry?: Registry;
+}
+
+/** {@link S2SPServerOptions.http}. */
+export interface ServerHttpOptions {
   /**
    * Interface the HTTP server binds to (default 127.0.0.1). A wildcard
    * (0.0.0.0, ::) needs `publicUrl` when the server issues resource_urls: no
@@ -81,6 +93,13 @@ export interface S2SPServerOptions {
   /** Port of the HTTP server (default 0: any free port). */
   port?: number;
   /**
+   * Base URL clients reach the app at, for proxies and containers; the
+   * data plane's prefix is appended (default: `http://<host>:<port>` of the
+   * listening server). Its host and origin are also accepted by the MCP
+   * endpoint.
+   */
+  publicUrl?: string;
+  /**
    * A fastify app of your own to mount the data plane (and MCP, with
    * `mcpPath`) on, instead of one this server makes. `mount()` registers the
    * plugins on it (before it is ready); you listen and close it.
@@ -88,47 +107,47 @@ export interface S2SPServerOptions {
   app?: FastifyInstance;
   /** Prefix the data plane is mounted under on the app, e.g. `/internal` (default: none). */
   prefix?: string;
-  /**
-   * Base URL clients reach the app at, for proxies and containers; the
-   * data plane's prefix is appended (default: `http://<host>:<port>` of the
-   * listening server). Its host and origin are also accepted by the MCP
-   * endpoint.
-   */
-  publicUrl?: string;
+  /** HTTP timeouts (request, headers, keep-alive, idle); see {@link HttpTimeouts} for the defaults. */
+  timeouts?: HttpTimeouts;
+  /** fastify logger options (default: off). With stdio, log to stderr, never stdout. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** {@link S2SPServerOptions.mcp}. */
+export interface ServerMcpOptions {
   /** Largest MCP request body in bytes (default 64 MiB, room for sync-mode `body_data`); over it, a JSON-RPC error. */
-  mcpBodyLimit?: number;
+  bodyLimit?: number;
   /**
    * Host names the MCP endpoint accepts in `Host` besides loopback ones, the
    * address it binds to (all interface addresses for a wildcard) and
    * `publicUrl`'s (DNS-rebinding protection; refused: 403).
    */
-  mcpAllowedHosts?: readonly string[];
+  allowedHosts?: readonly string[];
   /** Origins the MCP endpoint accepts in `Origin` besides loopback ones and `publicUrl`'s. */
-  mcpAllowedOrigins?: readonly string[];
-  /** HTTP timeouts (request, headers, keep-alive, idle); see {@link HttpTimeouts} for the defaults. */
-  timeouts?: HttpTimeouts;
-  /**
-   * Where unexpected tool errors go, in full (the LLM gets `S2SP_ERR_TOOL_FAILED`).
-   * Default: the fastify logger when one is configured and the server listens, else stderr; tokens redacted.
-   */
-  onToolError?: ToolErrorLog;
-  /** Abstract rows per envelope (default 1,000). */
+  allowedOrigins?: readonly string[];
+}
+
+/** {@link S2SPServerOptions.tools}. */
+export interface ServerToolOptions {
+  /** Abstract rows per envelope of every resource tool (default 1,000). */
   abstractRowLimit?: number;
+  /** What consumer tools may fetch (origins beyond loopback, size and time limits). */
+  consumer?: Omit<ResolveOptions, 'observe' | 'signal' | 'registry'>;
+}
+
+/** {@link S2SPServerOptions.dataPlane}. */
+export interface ServerDataPlaneOptions {
   /** Largest data-plane request body in bytes. */
-  requestBodyLimit?: number;
+  bodyLimit?: number;
   /** Where the data plane encodes response chunks: a shared pool, a thread count, or 0 for the main thread. */
   workers?: DataPlaneOptions['workers'];
-  /** What consumer tools may fetch (origins beyond loopback, size and time limits). */
-  consumer?: ResolveOptions;
-  /** fastify logger options (default: off). With stdio, log to stderr, never stdout. */
-  logger?: FastifyServerOptions['logger'];
-  /**
-   * A prom-client Registry for this server's metrics (data plane, store,
-   * consumer fetches), served as Prometheus text at `GET /metrics` on the
-   * HTTP server. Default: none, no metrics (the CLI turns them on).
-   */
-  registry?: Registry;
 }
+
+/**
+ * What a server tells its listeners ({@link S2SPServer.observe}): its store's
+ * events, and its tools' unexpected failures.
+ */
+export type ServerEvent = StoreEvent | ToolFailedEvent;
 
 /** Options of {@link S2SPServer.listen} and {@link S2SPServer.mount}. */
 export interface ListenOptions {
@@ -163,13 +182,17 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
   #plane?: DataPlane;
   #mounted = false;
   readonly #timeouts: Required<HttpTimeouts>;
+  readonly #http: ServerHttpOptions;
+  readonly #listeners = new Listeners<ServerEvent>();
 
   /** @throws S2SPError `S2SP_ERR_OPTION_INVALID` naming the first invalid option */
   constructor(options: S2SPServerOptions) {
     this.#timeouts = checkServerOptions(options);
     this.#options = options;
-    this.#store = options.store;
-    this.#app = options.app;
+    this.#http = options.http ?? {};
+    // Settings make the MemoryStore now, so they are checked now; with none it waits for first use.
+    if (options.store !== undefined) this.#useStore(isBodyStore(options.store) ? options.store : new MemoryStore(options.store));
+    this.#app = this.#http.app;
     this.#sdk = mcpSdk(options.sdk);
     this.mcp = this.#newMcpServer();
   }
@@ -179,13 +202,24 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
    * made on first use, so a server with only consumer tools holds none.
    */
   get store(): BodyStore {
-    this.#store ??= new MemoryStore({
-      ttlMs: this.#options.ttlSeconds === undefined ? undefined : this.#options.ttlSeconds * 1000,
-      maxBytes: this.#options.maxCacheBytes,
-      leaseTimeoutMs: this.#options.leaseTimeoutSeconds === undefined ? undefined : this.#options.leaseTimeoutSeconds * 1000,
-      fullGc: this.#options.fullGc,
-    });
-    return this.#store;
+    return this.#store ?? this.#useStore(new MemoryStore());
+  }
+
+  /**
+   * Tells `listener` what happens on this server from now on: its store's
+   * events (tokens minted, consumed, expired...) and its tools' unexpected
+   * failures; returns the function that stops it. While nobody listens, a
+   * tool failure is logged (the fastify logger once listening with one, else
+   * stderr; tokens redacted).
+   */
+  observe(listener: Listener<ServerEvent>): Unsubscribe {
+    return this.#listeners.add(listener);
+  }
+
+  /** Makes `store` this server's, its events heard by this server's listeners. */
+  #useStore(store: BodyStore): BodyStore {
+    store.observe?.((event) => this.#listeners.emit(event));
+    return (this.#store = store);
   }
 
   /** Registers a resource tool (SPEC 2.1): the handler returns rows or an Arrow Table. */
@@ -194,9 +228,8 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
     const context = {
       store,
       resourceUrlFor: (token: string) => this.resourceUrlFor(token),
-      abstractRowLimit: this.#options.abstractRowLimit,
-      onToolError: this.#toolErrorLog,
-      ttlMs: this.#options.ttlSeconds === undefined ? store.ttlMs : this.#options.ttlSeconds * 1000,
+      abstractRowLimit: this.#options.tools?.abstractRowLimit,
+      observe: this.#toolFailed,
     };
     return this.configure((mcp) => registerResourceTool(mcp, name, config, handler, context));
   }
@@ -212,7 +245,7 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
     const { registry } = this.#options;
     // Registered now, so a scrape shows the consumer's counters (at zero) before its first fetch.
     if (registry !== undefined) consumerMetricsFor(registry).catch(() => {}); // a failure shows at the first fetch
-    const consumer = { ...this.#options.consumer, onToolError: this.#toolErrorLog, ...(registry === undefined ? {} : { registry }) };
+    const consumer = { ...this.#options.tools?.consumer, observe: this.#toolFailed, ...(registry === undefined ? {} : { registry }) };
     return this.configure((mcp) =>
       options.batches === true
         ? registerConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, { ...consumer, batches: true })
@@ -241,7 +274,7 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
    */
   resourceUrlFor(token: string): string {
     if (this.#plane !== undefined) return this.#plane.resourceUrlFor(token);
-    const { publicUrl, prefix = '' } = this.#options;
+    const { publicUrl, prefix = '' } = this.#http;
     if (publicUrl === undefined) throw new S2SPError('S2SP_ERR_DATA_PLANE_DOWN');
     return resourceUrlOf(`${publicUrl.replace(/\/+$/, '')}${prefix}`, token);
   }
@@ -258,21 +291,21 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
    * that app is ready; `listen` calls it when needed.
    */
   async mount(options: ListenOptions = {}): Promise<void> {
-    if (this.#mounted) throw new Error('S2SPServer is already mounted');
+    if (this.#mounted) throw new S2SPError('S2SP_ERR_SERVER_STATE', { problem: 'mounted' });
     this.#mounted = true;
-    const host = this.#options.host ?? '127.0.0.1';
+    const { host = '127.0.0.1', publicUrl } = this.#http;
     const app = (this.#app ??= this.#newApp());
     const { registry } = this.#options;
     if (this.#store !== undefined) {
       const plane = createDataPlane({
         store: this.#store,
-        publicUrl: this.#options.publicUrl,
-        bodyLimit: this.#options.requestBodyLimit,
-        workers: this.#options.workers,
+        publicUrl,
+        bodyLimit: this.#options.dataPlane?.bodyLimit,
+        workers: this.#options.dataPlane?.workers,
         // Served below, once, whether or not this server has a data plane.
         ...(registry === undefined ? {} : { registry, metricsPath: false as const }),
       });
-      await app.register(plane.plugin, { prefix: this.#options.prefix ?? '' });
+      await app.register(plane.plugin, { prefix: this.#http.prefix ?? '' });
       this.#plane = plane;
     }
     if (registry !== undefined) serveMetrics(app, registry, METRICS_PATH);
@@ -280,9 +313,9 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
       await app.register(mcpHttpPlugin, {
         path: options.mcpPath,
         createServer: () => this.createMcpServer(),
-        bodyLimit: this.#options.mcpBodyLimit,
-        allowedHosts: [...(this.#options.mcpAllowedHosts ?? []), ...reachableHosts(host, this.#options.publicUrl)],
-        allowedOrigins: [...(this.#options.mcpAllowedOrigins ?? []), ...(this.#options.publicUrl === undefined ? [] : [new URL(this.#options.publicUrl).origin])],
+        bodyLimit: this.#options.mcp?.bodyLimit,
+        allowedHosts: [...(this.#options.mcp?.allowedHosts ?? []), ...reachableHosts(host, publicUrl)],
+        allowedOrigins: [...(this.#options.mcp?.allowedOrigins ?? []), ...(publicUrl === undefined ? [] : [new URL(publicUrl).origin])],
       });
     }
   }
@@ -294,14 +327,14 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
    * @throws S2SPError `S2SP_ERR_PUBLIC_URL_REQUIRED` when a server with a data plane would bind a wildcard address without `publicUrl`
    */
   async listen(options: ListenOptions = {}): Promise<string> {
-    if (this.#ownApp?.server.listening === true) throw new Error('S2SPServer is already listening');
-    const host = this.#options.host ?? '127.0.0.1';
-    if (this.#store !== undefined && this.#options.publicUrl === undefined && isWildcardHost(host) && this.#options.app === undefined) {
+    if (this.#ownApp?.server.listening === true) throw new S2SPError('S2SP_ERR_SERVER_STATE', { problem: 'listening' });
+    const { host = '127.0.0.1', port = 0 } = this.#http;
+    if (this.#store !== undefined && this.#http.publicUrl === undefined && isWildcardHost(host) && this.#http.app === undefined) {
       throw new S2SPError('S2SP_ERR_PUBLIC_URL_REQUIRED', { host });
     }
     if (!this.#mounted) await this.mount(options);
     const app = this.#app as FastifyInstance;
-    if (!app.server.listening) await app.listen({ host, port: this.#options.port ?? 0 });
+    if (!app.server.listening) await app.listen({ host, port });
     return listeningOrigin(app) as string;
   }
 
@@ -341,22 +374,23 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
     await this.#store?.close();
   }
 
-  /** Logs an unexpected tool error: the caller's log, the fastify logger once listening with one, or stderr. */
-  readonly #toolErrorLog: ToolErrorLog = (error, tool) => {
-    if (this.#options.onToolError !== undefined) return this.#options.onToolError(error, tool);
+  /** An unexpected tool error: to the listeners, or while none listens, the fastify logger once listening with one, or stderr. */
+  readonly #toolFailed: Listener<ToolFailedEvent> = (event) => {
+    if (!this.#listeners.empty) return this.#listeners.emit(event);
     const app = this.#app;
-    if (app !== undefined && this.#options.logger !== undefined && this.#options.logger !== false) {
-      app.log.error({ tool, err: redactedError(error) }, 'tool failed');
+    const { logger } = this.#http;
+    if (app !== undefined && logger !== undefined && logger !== false) {
+      app.log.error({ tool: event.tool, err: redactedError(event.error) }, 'tool failed');
       return;
     }
-    stderrToolErrorLog(error, tool);
+    logToolFailure(event);
   };
 
   /** This server's own fastify app, with the HTTP guards: timeouts, client errors, error documents. */
   #newApp(): FastifyInstance {
     const timeouts = this.#timeouts;
     const app = Fastify({
-      logger: redactingLogger(this.#options.logger ?? false),
+      logger: redactingLogger(this.#http.logger ?? false),
       clientErrorHandler: s2spClientErrorHandler,
       frameworkErrors: s2spFrameworkErrors,
       http: { connectionsCheckingInterval: checkIntervalMs(timeouts) },
@@ -424,29 +458,31 @@ function reachableHosts(host: string, publicUrl: string | undefined): string[] {
  */
 function checkServerOptions(value: S2SPServerOptions): Required<HttpTimeouts> {
   const options = optionsObject(value);
-  if (typeof options.name !== 'string' || options.name === '') throw invalidOption('name', 'a non-empty string', options.name);
+  nonEmptyStringOption(options.name, 'name');
   if (options.sdk !== undefined && options.sdk !== 'v1' && options.sdk !== 'v2') throw invalidOption('sdk', '"v2" or "v1"', options.sdk);
-  if (options.host !== undefined) nonEmptyStringOption(options.host, 'host');
-  integerOption(options.port, 'port', 0, 65535);
-  httpUrlOption(options.publicUrl, 'publicUrl');
-  if (options.prefix !== undefined && (typeof options.prefix !== 'string' || (options.prefix !== '' && !/^\/[^?#]*[^/?#]$/.test(options.prefix)))) {
-    throw invalidOption('prefix', 'a path such as "/internal" (a leading slash, no trailing one)', options.prefix);
+  if (options.store !== undefined && !isBodyStore(options.store)) optionsObject(options.store, 'store');
+  const http = optionsObject(options.http, 'http');
+  if (http.host !== undefined) nonEmptyStringOption(http.host, 'http.host');
+  integerOption(http.port, 'http.port', 0, 65535);
+  httpUrlOption(http.publicUrl, 'http.publicUrl');
+  if (http.prefix !== undefined && (typeof http.prefix !== 'string' || (http.prefix !== '' && !/^\/[^?#]*[^/?#]$/.test(http.prefix)))) {
+    throw invalidOption('http.prefix', 'a path such as "/internal" (a leading slash, no trailing one)', http.prefix);
   }
-  if (options.app !== undefined && (typeof options.app !== 'object' || options.app === null || typeof options.app.register !== 'function')) {
-    throw invalidOption('app', 'a fastify instance', options.app);
+  if (http.app !== undefined && (typeof http.app !== 'object' || http.app === null || typeof http.app.register !== 'function')) {
+    throw invalidOption('http.app', 'a fastify instance', http.app);
   }
-  storeOption(options.store, 'store', true);
-  if (options.consumer !== undefined) checkConsumerOptions(options.consumer, 'consumer');
-  positiveOption(options.ttlSeconds, 'ttlSeconds');
-  positiveOption(options.maxCacheBytes, 'maxCacheBytes');
-  integerOption(options.abstractRowLimit, 'abstractRowLimit', 1);
-  integerOption(options.requestBodyLimit, 'requestBodyLimit', 1);
-  integerOption(options.mcpBodyLimit, 'mcpBodyLimit', 1);
-  if (typeof options.workers !== 'object') integerOption(options.workers, 'workers', 0);
+  const tools = optionsObject(options.tools, 'tools');
+  if (tools.consumer !== undefined) checkConsumerOptions(tools.consumer, 'tools.consumer');
+  integerOption(tools.abstractRowLimit, 'tools.abstractRowLimit', 1);
+  const dataPlane = optionsObject(options.dataPlane, 'dataPlane');
+  integerOption(dataPlane.bodyLimit, 'dataPlane.bodyLimit', 1);
+  if (typeof dataPlane.workers !== 'object') integerOption(dataPlane.workers, 'dataPlane.workers', 0);
+  const mcp = optionsObject(options.mcp, 'mcp');
+  integerOption(mcp.bodyLimit, 'mcp.bodyLimit', 1);
   // Builds a guard once only to check the entries now rather than at listen().
   createHostGuard({
-    allowedHosts: stringListOption(options.mcpAllowedHosts, 'mcpAllowedHosts'),
-    allowedOrigins: stringListOption(options.mcpAllowedOrigins, 'mcpAllowedOrigins'),
+    allowedHosts: stringListOption(mcp.allowedHosts, 'mcp.allowedHosts'),
+    allowedOrigins: stringListOption(mcp.allowedOrigins, 'mcp.allowedOrigins'),
   });
-  return resolveHttpTimeouts(options.timeouts);
+  return resolveHttpTimeouts(http.timeouts);
 }

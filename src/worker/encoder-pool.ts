@@ -22,13 +22,16 @@ export interface EncoderPoolOptions {
    * (native-notes.md, "Worker priority"). 0 leaves the workers as they are.
    */
   niceIncrement?: number;
-  /**
-   * The worker module (default: s2sp's encode-worker). For instrumentation
-   * and fault-injection tests: a module whose default export wraps
-   * encode-worker's. `workerData` is handed to it unchanged.
-   */
-  workerFile?: string | URL;
-  workerData?: unknown;
+}
+
+/**
+ * A worker module in place of s2sp's encode-worker, for instrumentation and
+ * fault-injection tests (`s2sp/testing`): its default export wraps
+ * encode-worker's, and `data` is handed to it as its workerData.
+ */
+export interface WorkerModule {
+  file: string | URL;
+  data?: unknown;
 }
 
 /** Options of one {@link EncoderPool.run}. */
@@ -68,12 +71,17 @@ function moduleHref(file: string | URL): string {
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for a thread count or idle timeout that is not a positive integer, or a nice increment outside 0 to 19
  */
 export function createEncoderPool(options: EncoderPoolOptions = {}): EncoderPool {
+  return encoderPoolRunning({ file: WORKER_FILE }, options);
+}
+
+/** An encoder pool whose threads run `worker` (s2sp/testing); {@link createEncoderPool} runs encode-worker. */
+export function encoderPoolRunning(worker: WorkerModule, options: EncoderPoolOptions = {}): EncoderPool {
   options = optionsObject(options);
   const threads = integerOption(options.threads, 'threads', 1) ?? Math.min(4, availableParallelism());
   const niceIncrement = integerOption(options.niceIncrement, 'niceIncrement', 0, MAX_NICE_INCREMENT) ?? DEFAULT_NICE_INCREMENT;
   const piscina = new Piscina<EncodeTask, Uint8Array>({
-    filename: options.workerFile === undefined ? WORKER_FILE : moduleHref(options.workerFile),
-    workerData: options.workerData,
+    filename: moduleHref(worker.file),
+    workerData: worker.data,
     minThreads: 0,
     maxThreads: threads,
     idleTimeout: integerOption(options.idleTimeoutMs, 'idleTimeoutMs', 1) ?? 30_000,

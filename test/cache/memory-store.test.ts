@@ -1,12 +1,13 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { MemoryStore, type EvictReason, type MemoryStoreOptions } from '../../src/cache/memory-store.js';
+import { MemoryStore, type MemoryStoreOptions } from '../../src/cache/memory-store.js';
 import { sharedIpcFromTable } from '../../src/ipc/shared-body.js';
 import { mintToken, redactToken, redactTokensInUrl } from '../../src/protocol/token.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { sampleTable, storeContract } from '../support/store-contract.js';
+import { multiUseMemoryStore } from '../../src/testing.js';
 
 /** The entry counters of a stats() answer (idleBytes, the pool's reserve, is checked in shared-memory-pool tests). */
 function counts(stats: { entries: number; bytes: number; maxBytes: number }) {
@@ -17,12 +18,14 @@ const rows = Array.from({ length: 100 }, (_, i) => ({ id: i, name: `row ${i}`, v
 const table = tableFromRows(rows);
 const tableBytes = sharedIpcFromTable(table).byteLength;
 
-type Evicted = EvictReason[];
+type Evicted = string[];
 
-/** A store closed after the test, with its evictions recorded. */
-function storeFor(t: { after(fn: () => Promise<void>): void }, options: MemoryStoreOptions = {}): { store: MemoryStore; evicted: Evicted } {
+/** A store closed after the test, with the tokens that left it recorded (consumed, expired, revoked). */
+function storeFor(t: { after(fn: () => Promise<void>): void }, options: MemoryStoreOptions = {}, store = new MemoryStore(options)): { store: MemoryStore; evicted: Evicted } {
   const evicted: Evicted = [];
-  const store = new MemoryStore({ ...options, onEvict: (reason) => evicted.push(reason) });
+  store.observe((event) => {
+    if (event.type === 'consumed' || event.type === 'expired' || event.type === 'revoked') evicted.push(event.type);
+  });
   t.after(() => store.close());
   return { store, evicted };
 }
@@ -118,8 +121,8 @@ test('regression: a TTL over 2^31-1 ms does not expire at once, and still expire
   assert.deepEqual(evicted, ['expired']);
 });
 
-test('singleUse: false keeps the entry after commit', async (t) => {
-  const { store, evicted } = storeFor(t, { singleUse: false });
+test('multiUseMemoryStore (s2sp/testing) keeps the entry after commit', async (t) => {
+  const { store, evicted } = storeFor(t, {}, multiUseMemoryStore());
   const { token } = await store.put(table);
   for (let i = 0; i < 3; i++) await (await store.lease(token)).commit();
   assert.equal(await store.has(token), true);
@@ -133,7 +136,7 @@ test('close() empties the store and refuses new puts', async (t) => {
   const lease = await store.lease(b.token);
   await store.close();
   assert.deepEqual(counts(await store.stats()), { entries: 0, bytes: 0, maxBytes: 1024 ** 3 });
-  assert.deepEqual(evicted, ['closed', 'closed']);
+  assert.deepEqual(evicted, [], 'closing consumes and revokes nothing');
   await assertRejectsCode(store.lease(a.token), 'S2SP_ERR_TOKEN_NOT_FOUND');
   await assertRejectsCode(store.put(table), 'S2SP_ERR_CACHE_CLOSED');
   await lease.commit(); // settling a lease of a closed store is harmless
@@ -231,8 +234,8 @@ test('a pending TTL timer does not keep the process alive', async () => {
   assert.match(output, /put done/);
 });
 
-test('singleUse: false (benchmarks only) allows concurrent transfers of one token and never consumes it', async () => {
-  const store = new MemoryStore({ singleUse: false });
+test('multiUseMemoryStore (benchmarks only) allows concurrent transfers of one token and never consumes it', async () => {
+  const store = multiUseMemoryStore();
   const { token } = await store.put(tableFromRows([{ a: 1 }]));
   const leases = await Promise.all([store.lease(token), store.lease(token), store.lease(token)]);
   for (const lease of leases) await lease.commit();

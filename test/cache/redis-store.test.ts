@@ -203,7 +203,8 @@ test('Redis down: S2SP_ERR_STORE_UNAVAILABLE at once, nothing crashes, and the s
   const own = await startRedisServer();
   t.after(() => own.stop());
   const errors: Error[] = [];
-  const store = new RedisStore({ url: own.url, onError: (e) => errors.push(e), commandTimeoutMs: 2000 });
+  const store = new RedisStore({ url: own.url, commandTimeoutMs: 2000 });
+  store.observe((event) => event.type === 'connection-error' && errors.push(event.error));
   t.after(() => store.close());
   await store.ready();
   const { token } = await store.put(sampleTable(22));
@@ -222,7 +223,7 @@ test('Redis down: S2SP_ERR_STORE_UNAVAILABLE at once, nothing crashes, and the s
   const lease = await store.lease(fresh.token);
   assert.deepEqual(rowsFromTable(lease.body.table), rowsFromTable(sampleTable(22)));
   await lease.commit();
-  assert.ok(errors.length > 0, 'connection errors reached onError');
+  assert.ok(errors.length > 0, 'connection errors reached the observers');
 });
 
 test('a Redis that stops answering with its connection open (SIGSTOP): every call is S2SP_ERR_STORE_UNAVAILABLE within its deadline, and works after SIGCONT', { skip }, async (t) => {

@@ -116,7 +116,7 @@ test('a consumer tool cancelled mid-fetch cuts the transfer: the lease is releas
 
 test('a resource tool cancelled by notifications/cancelled (a v1 client, the 2025 handshake) keeps nothing in the store', async (t) => {
   const store = new DeleteWatchingStore();
-  const { server, started: handlerStarted } = slowResourceServer({ name: 'resource', store, publicUrl: 'http://127.0.0.1:9' });
+  const { server, started: handlerStarted } = slowResourceServer({ name: 'resource', store, http: { publicUrl: 'http://127.0.0.1:9' } });
   const client = await connectInMemory(server, t);
   // The v1 client sends notifications/cancelled for an aborted request.
   await cancelOnceStarted(store, handlerStarted, (signal) => client.callTool({ name: 'slow', arguments: { abstract_domains: 'id' } }, undefined, { signal }));

@@ -161,7 +161,7 @@ test('a body over the consumer size limit is a tool error, and the consumer keep
   const resource = new S2SPServer({ name: 'resource' });
   resource.resourceTool('alerts', { description: 'a' }, () => Array.from({ length: 5000 }, (_, i) => ({ i, text: `row ${i}` })));
   await resource.listen();
-  const consumer = new S2SPServer({ name: 'consumer', consumer: { maxBodyBytes: 10_000 } });
+  const consumer = new S2SPServer({ name: 'consumer', tools: { consumer: { maxBodyBytes: 10_000 } } });
   consumer.consumerTool('ingest', { description: 'i' }, ({ rows }) => ({ count: rows.length }));
   const resourceClient = await connectInMemory(resource, t);
   const consumerClient = await connectInMemory(consumer, t);

@@ -9,8 +9,8 @@ const ROWS = [
   { mag: 4.5, place: 'B', depth: null },
 ];
 
-async function setup(t: import('node:test').TestContext, ttlSeconds?: number) {
-  const server = new S2SPServer({ name: 'test', ttlSeconds });
+async function setup(t: import('node:test').TestContext, ttlMs?: number) {
+  const server = new S2SPServer({ name: 'test', store: { ttlMs } });
   server.resourceTool('quakes', { description: 'Quakes.' }, () => ROWS);
   await server.listen();
   // The SDK client validates structuredContent against the declared outputSchema (ajv).
@@ -38,7 +38,7 @@ test('the resource tool declares an object outputSchema and says how long a reso
 });
 
 test('the lifetime in the description follows the store TTL', async (t) => {
-  const { client } = await setup(t, 90);
+  const { client } = await setup(t, 90_000);
   const [tool] = (await client.listTools()).tools;
   assert.match(tool.description ?? '', /90 seconds/);
 });

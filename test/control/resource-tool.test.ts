@@ -16,7 +16,7 @@ const ROWS = [
 ];
 
 async function setup(t: import('node:test').TestContext, options: { abstractRowLimit?: number; listen?: boolean } = {}) {
-  const server = new S2SPServer({ name: 'test', abstractRowLimit: options.abstractRowLimit });
+  const server = new S2SPServer({ name: 'test', tools: { abstractRowLimit: options.abstractRowLimit } });
   server.resourceTool(
     'quakes',
     { description: 'quakes', inputSchema: { min: z.number().optional() } },
@@ -210,7 +210,7 @@ test('async without a listening data plane is S2SP_ERR_DATA_PLANE_DOWN; sync sti
 });
 
 test('a full cache is a tool error and earlier bodies stay fetchable', async (t) => {
-  const server = new S2SPServer({ name: 'small', maxCacheBytes: 3000 });
+  const server = new S2SPServer({ name: 'small', store: { maxBytes: 3000 } });
   server.resourceTool('quakes', { description: 'q' }, () => ROWS);
   await server.listen();
   const client = await connectInMemory(server, t);
@@ -270,7 +270,7 @@ function batchSource(batches: number, per: number) {
 
 test('streams in: batches are cached as they come and the abstract holds only the capped head', async (t) => {
   const { source, state } = batchSource(5, 400);
-  const server = new S2SPServer({ name: 'stream', abstractRowLimit: 50 });
+  const server = new S2SPServer({ name: 'stream', tools: { abstractRowLimit: 50 } });
   server.resourceTool('batches', { description: 'b' }, () => source());
   await server.listen();
   const client = await connectInMemory(server, t);
@@ -317,7 +317,7 @@ test('streams in: unknown domains are refused from the schema, before anything i
 
 test('streams in: a stream that outgrows the cache stops there, a tool error, nothing kept', async (t) => {
   const { source, state } = batchSource(40, 1000);
-  const server = new S2SPServer({ name: 'stream', maxCacheBytes: 200_000 });
+  const server = new S2SPServer({ name: 'stream', store: { maxBytes: 200_000 } });
   server.resourceTool('batches', { description: 'b' }, () => source());
   await server.listen();
   const client = await connectInMemory(server, t);

@@ -12,7 +12,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { registerResourceTool } from '../../src/control/resource-tool.js';
-import { S2SPServer } from '../../src/server/s2sp-server.js';
+import { S2SPServer, type ServerEvent } from '../../src/server/s2sp-server.js';
 import { mintToken } from '../../src/protocol/token.js';
 import { connectInMemory } from '../support/in-memory-client.js';
 import { redisSkipReason } from '../support/redis-server.js';
@@ -49,7 +49,7 @@ test('a failure after the body was cached (the envelope) revokes the token', asy
       issued = token;
       throw new Error(`no route to the plane for ${token}`);
     },
-    onToolError: () => {},
+    observe: () => {},
   });
   const client = await connectInMemory(mcp, t);
   const { code, text } = failure(await client.callTool({ name: 'rows', arguments: { abstract_domains: 'a' } }));
@@ -62,7 +62,7 @@ test('a failure after the body was cached (the envelope) revokes the token', asy
 test('an unexpected handler error is S2SP_ERR_TOOL_FAILED for the LLM and logged in full, tokens redacted', async (t) => {
   const lines: string[] = [];
   const token = mintToken();
-  const server = new S2SPServer({ name: 't', logger: { level: 'error', stream: { write: (line: string) => lines.push(line) } } });
+  const server = new S2SPServer({ name: 't', http: { logger: { level: 'error', stream: { write: (line: string) => lines.push(line) } } } });
   server.resourceTool('rows', { description: 'r' }, () => {
     throw new Error(`${SECRET} while caching http://127.0.0.1:1/s2sp/data/${token}`);
   });
@@ -89,23 +89,29 @@ test('an unexpected handler error is S2SP_ERR_TOOL_FAILED for the LLM and logged
   assert.ok(!logged.includes(token), 'no token in the log');
 });
 
-test('onToolError receives the error; a throwing logger still yields a tool error', async (t) => {
-  const seen: Array<[unknown, string]> = [];
-  const server = new S2SPServer({ name: 't', onToolError: (error, tool) => seen.push([error, tool]) });
+test('server.observe hears tool failures and its store\'s events; a throwing listener still yields a tool error', async (t) => {
+  const seen: ServerEvent[] = [];
+  const server = new S2SPServer({ name: 't', http: { publicUrl: 'http://127.0.0.1:9' } });
+  server.observe((event) => seen.push(event));
   server.resourceTool('rows', { description: 'r' }, () => {
     throw new Error(SECRET);
   });
+  server.resourceTool('fine', { description: 'f' }, () => [{ a: 1 }]);
   const client = await connectInMemory(server, t);
   assert.equal(failure(await client.callTool({ name: 'rows', arguments: {} })).code, 'S2SP_ERR_TOOL_FAILED');
-  assert.equal(seen.length, 1);
-  assert.equal((seen[0][0] as Error).message, SECRET);
-  assert.equal(seen[0][1], 'rows');
+  await client.callTool({ name: 'fine', arguments: { abstract_domains: 'a' } });
+  assert.deepEqual(
+    seen.map((event) => event.type),
+    ['tool-failed', 'minted'],
+  );
+  const [failed] = seen;
+  assert.ok(failed.type === 'tool-failed');
+  assert.equal((failed.error as Error).message, SECRET);
+  assert.equal(failed.tool, 'rows');
 
-  const broken = new S2SPServer({
-    name: 't',
-    onToolError: () => {
-      throw new Error('logger down');
-    },
+  const broken = new S2SPServer({ name: 't' });
+  broken.observe(() => {
+    throw new Error('listener down');
   });
   broken.resourceTool('rows', { description: 'r' }, () => {
     throw new Error(SECRET);

@@ -7,7 +7,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryStore } from '../../src/cache/memory-store.js';
 import { CompressedBatchCache } from '../../src/ipc/compressed-batch-cache.js';
 import { NEEDS_LZ4, NEEDS_ZSTD } from '../support/arrow-streams.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
@@ -15,6 +14,7 @@ import { batchHeader, walk } from '../support/ipc-stream-walker.js';
 import { ARROW, ARROW_LZ4, ARROW_ZSTD, createSpyPool, mixedRows, ok, startPlane, type Plane } from '../support/data-plane-harness.js';
 
 import { pl, polarsSkip, type DataFrame } from '../support/polars.js';
+import { multiUseMemoryStore } from '../../src/testing.js';
 const SKIP = { skip: polarsSkip || NEEDS_LZ4.skip || NEEDS_ZSTD.skip };
 
 const N = 5000;
@@ -98,7 +98,7 @@ for (const workers of [2, 0]) {
       pool = createSpyPool(workers, { delegate: real });
     }
     // Not single use, so one token serves every request.
-    const store = new MemoryStore({ singleUse: false });
+    const store = multiUseMemoryStore();
     const plane = await startPlane(t, { store, workers: pool ?? 0, chunkRows: 1000, inlineCellLimit: 0 });
     const token = await plane.mint(ROWS);
     const { batchesSeen } = await checkPlane(plane, token, `workers ${workers}`);
@@ -109,7 +109,7 @@ for (const workers of [2, 0]) {
 
 test('control: polars does not accept an LZ4 body whose prefixes hold the compressed length (the arrow-js 21.1-21.2 bug)', SKIP, async (t) => {
   // Proves the reader above checks what we claim it checks.
-  const store = new MemoryStore({ singleUse: false });
+  const store = multiUseMemoryStore();
   const plane = await startPlane(t, { store, workers: 0, chunkRows: 1000 });
   const token = await plane.mint(ROWS);
   const good = ok(await plane.post(token, {}, { accept: ARROW_LZ4 })).bytes;
@@ -142,7 +142,7 @@ test('control: polars does not accept an LZ4 body whose prefixes hold the compre
 });
 
 test('polars reads edge bodies: an all-null (Null type) column, gathered rows of it, zero rows', SKIP, async (t) => {
-  const store = new MemoryStore({ singleUse: false });
+  const store = multiUseMemoryStore();
   const plane = await startPlane(t, { store, workers: 0 });
   const rows = Array.from({ length: 10 }, (_, i) => ({ a: i, nothing: null, s: i % 2 ? 'x' : null }));
   const token = await plane.mint(rows);
@@ -172,7 +172,7 @@ test('polars reads compressed bodies assembled from cached buffers (LZ4 and ZSTD
   // are whole stored batches, served from the cache after the first response compressed them.
   const rows = Array.from({ length: 70_000 }, (_, i) => ({ n: i, mag: (i % 97) / 7, place: i % 5 ? `${i % 13} km W of Ōkuma` : null, ok: i % 3 === 0 }));
   const cache = new CompressedBatchCache();
-  const store = new MemoryStore({ singleUse: false });
+  const store = multiUseMemoryStore();
   const pool = createEncoderPool({ threads: 2 });
   t.after(() => pool.close());
   const plane = await startPlane(t, { store, workers: pool, compressedCache: cache });

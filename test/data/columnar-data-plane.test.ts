@@ -36,6 +36,7 @@ import {
   type Plane,
   type RawResponse,
 } from '../support/data-plane-harness.js';
+import { encoderPoolRunning, multiUseMemoryStore } from '../../src/testing.js';
 
 const NEEDS_BOTH = { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip };
 const GATED_WORKER_FILE = fileURLToPath(new URL('../support/gated-worker.js', import.meta.url));
@@ -60,7 +61,7 @@ function arrowRows(res: RawResponse): Record<string, unknown>[] {
 
 /** A plane whose store keeps tokens after a transfer, so one token serves many requests. */
 async function reusablePlane(t: TestContext, options: Parameters<typeof startPlane>[1] = {}): Promise<{ plane: Plane; token: string }> {
-  const plane = await startPlane(t, { store: new MemoryStore({ singleUse: false }), ...options });
+  const plane = await startPlane(t, { store: multiUseMemoryStore(), ...options });
   return { plane, token: await plane.mint(ROWS) };
 }
 
@@ -461,7 +462,8 @@ test('compressed buffers are kept while the token lives (a retry reuses them) an
   const cache = new CompressedBatchCache();
   let consumed!: () => void;
   const gone = new Promise<void>((resolve) => (consumed = resolve));
-  const store = new MemoryStore({ onEvict: (reason) => reason === 'consumed' && consumed() });
+  const store = new MemoryStore();
+  store.observe((event) => event.type === 'consumed' && consumed());
   const plane = await startPlane(t, { store, workers: 0, compressedCache: cache });
   const token = await plane.mint(ROWS);
   // A 406 does not consume; a projection compresses its columns and is committed.
@@ -499,7 +501,7 @@ test('compressed buffers outlive a consumed token while another token shares the
 
 test('regression: a client that hangs up while a body is being compressed does not cut another transfer waiting on that compression', NEEDS_LZ4, async (t) => {
   const slots = new Int32Array(new SharedArrayBuffer(8));
-  const real = createEncoderPool({ threads: 1, workerFile: GATED_WORKER_FILE, workerData: slots.buffer });
+  const real = encoderPoolRunning({ file: GATED_WORKER_FILE, data: slots.buffer }, { threads: 1 });
   t.after(() => real.close());
   const handedOver: Array<() => void> = [];
   const handOvers = [0, 1].map((n) => new Promise<void>((resolve) => (handedOver[n] = resolve)));

@@ -10,11 +10,12 @@ import Fastify from 'fastify';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane, type DataPlaneOptions } from '../../src/data/data-plane-plugin.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
-import { createEncoderPool, type EncoderPool } from '../../src/worker/encoder-pool.js';
+import type { EncoderPool } from '../../src/worker/encoder-pool.js';
 import { createSpyPool } from '../support/data-plane-harness.js';
 import { watchLeases } from '../support/lease-watch.js';
 import { collectRaw, connectRaw } from '../support/raw-socket.js';
 import { waitUntilIdle } from '../support/wait-until-idle.js';
+import { encoderPoolRunning } from '../../src/testing.js';
 
 const GATED_WORKER_FILE = fileURLToPath(new URL('../support/gated-worker.js', import.meta.url));
 const ROWS = Array.from({ length: 100 }, (_, i) => ({ id: i, name: `row-${i}` }));
@@ -64,7 +65,7 @@ test('a pipelined request whose connection closes before its response starts rel
 
 test('a client that hangs up has its chunk tasks still queued in the pool dropped; running ones finish', async (t) => {
   const slots = new Int32Array(new SharedArrayBuffer(8));
-  const real = createEncoderPool({ threads: 1, workerFile: GATED_WORKER_FILE, workerData: slots.buffer });
+  const real = encoderPoolRunning({ file: GATED_WORKER_FILE, data: slots.buffer }, { threads: 1 });
   t.after(() => real.close());
   const settled: Array<Promise<string>> = [];
   let bothHandedOver!: () => void;

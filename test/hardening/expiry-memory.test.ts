@@ -29,13 +29,11 @@ test('1,000 cached ~10 MB bodies that expire leave the store empty and memory ne
   const table = tableFromRows(Array.from({ length: 350_000 }, (_, i) => ({ id: i, score: i / 7, label: `label-${i % 1000}` })));
   const expired: string[] = [];
   let evicted = () => {};
-  const store = new MemoryStore({
-    ttlMs: 5,
-    onEvict: (reason) => {
-      expired.push(reason);
-      evicted();
-    },
-    fullGc: gc,
+  const store = new MemoryStore({ ttlMs: 5, fullGc: gc });
+  store.observe((event) => {
+    if (event.type !== 'expired') return;
+    expired.push(event.type);
+    evicted();
   });
   /** Resolves once `count` entries have left the store (their expiry timers fired): no guess at how long that takes. */
   const evictions = (count: number) =>

@@ -110,7 +110,7 @@ test('a 10,000-character Host is refused with a bounded message', async (t) => {
 });
 
 test('mcpAllowedHosts and mcpAllowedOrigins extend the lists, port-agnostic', async (t) => {
-  const port = await startServer(t, { mcpAllowedHosts: ['mcp.example.test'], mcpAllowedOrigins: ['https://app.example.test'] });
+  const port = await startServer(t, { mcp: { allowedHosts: ['mcp.example.test'], allowedOrigins: ['https://app.example.test'] } });
   const ok = await postMcp(port, INITIALIZE, { host: 'mcp.example.test:8443', origin: 'https://app.example.test' });
   assert.equal(ok.status, 200, ok.body.slice(0, 200));
   assertRefused(await postMcp(port, INITIALIZE, { host: 'other.example.test' }), 'another host');
@@ -118,7 +118,7 @@ test('mcpAllowedHosts and mcpAllowedOrigins extend the lists, port-agnostic', as
 });
 
 test('publicUrl adds its host and origin', async (t) => {
-  const port = await startServer(t, { publicUrl: 'https://data.example.test/prefix' });
+  const port = await startServer(t, { http: { publicUrl: 'https://data.example.test/prefix' } });
   const ok = await postMcp(port, INITIALIZE, { host: 'data.example.test', origin: 'https://data.example.test' });
   assert.equal(ok.status, 200, ok.body.slice(0, 200));
 });
@@ -139,7 +139,7 @@ test('createHostGuard: bad entries are S2SP_ERR_OPTION_INVALID; no Origin is jud
   for (const allowedOrigins of [['x.example'], ['ftp://x.example']]) {
     assert.throws(() => createHostGuard({ allowedOrigins }), { code: 'S2SP_ERR_OPTION_INVALID' }, JSON.stringify(allowedOrigins));
   }
-  assert.throws(() => new S2SPServer({ name: 't', mcpAllowedHosts: ['not a host'] }), { code: 'S2SP_ERR_OPTION_INVALID' });
+  assert.throws(() => new S2SPServer({ name: 't', mcp: { allowedHosts: ['not a host'] } }), { code: 'S2SP_ERR_OPTION_INVALID' });
   const guard = createHostGuard({ allowedHosts: ['[fd00::1]'] });
   assert.equal(guard({ host: '[fd00::1]:3000' }), undefined);
   assert.equal(guard({ host: '127.0.0.5' }), undefined);

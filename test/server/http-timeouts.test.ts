@@ -31,7 +31,7 @@ async function start(t: TestContext, options: Partial<S2SPServerOptions>, rows: 
 }
 
 test('a client that dribbles its body is cut off with 408 and the error document', async (t) => {
-  const { port, mint } = await start(t, { timeouts: { requestMs: 400, headersMs: 200 } });
+  const { port, mint } = await start(t, { http: { timeouts: { requestMs: 400, headersMs: 200 } } });
   const resourceUrl = await mint();
   for (const path of [new URL(resourceUrl).pathname, '/mcp']) {
     const socket = await connectRaw(port);
@@ -51,7 +51,7 @@ test('a client that dribbles its body is cut off with 408 and the error document
 });
 
 test('a client that never finishes its headers is cut off with 408', async (t) => {
-  const { port } = await start(t, { timeouts: { requestMs: 1000, headersMs: 200 } });
+  const { port } = await start(t, { http: { timeouts: { requestMs: 1000, headersMs: 200 } } });
   const socket = await connectRaw(port);
   const answer = collectRaw(socket, 5000);
   socket.write('POST /s2sp/health HTTP/1.1\r\nHost: 127.0.0.1\r\n');
@@ -62,7 +62,7 @@ test('a client that never finishes its headers is cut off with 408', async (t) =
 });
 
 test('an idle keep-alive connection is closed after keepAliveMs', async (t) => {
-  const { port } = await start(t, { timeouts: { keepAliveMs: 200 } });
+  const { port } = await start(t, { http: { timeouts: { keepAliveMs: 200 } } });
   const socket = await connectRaw(port);
   const answer = collectRaw(socket, 5000);
   socket.write('GET /s2sp/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
@@ -75,7 +75,7 @@ test('a client that stops reading its response is dropped after idleMs, and its 
   // 20 MB of body: far more than the socket buffers take, so the response stalls.
   const rows = Array.from({ length: 2000 }, (_, i) => ({ a: i, text: `${i}`.padEnd(10_000, 'x') }));
   const store = watchLeases(new MemoryStore());
-  const { port, mint } = await start(t, { timeouts: { idleMs: 300 }, workers: 0, store }, rows);
+  const { port, mint } = await start(t, { http: { timeouts: { idleMs: 300 } }, dataPlane: { workers: 0 }, store }, rows);
   const resourceUrl = await mint();
   const token = resourceUrl.slice(resourceUrl.lastIndexOf('/') + 1);
   const request = http.request({ host: '127.0.0.1', port, path: new URL(resourceUrl).pathname, method: 'POST', agent: false });
@@ -101,7 +101,7 @@ test('timeouts are set by default and validated', async (t) => {
   assert.equal(node.timeout, DEFAULT_HTTP_TIMEOUTS.idleMs);
   assert.ok(DEFAULT_HTTP_TIMEOUTS.requestMs > 0 && DEFAULT_HTTP_TIMEOUTS.headersMs > 0);
   for (const timeouts of [{ requestMs: -1 }, { idleMs: 1.5 }, { requestMs: 100, headersMs: 200 }, { keepAliveMs: Number.NaN }]) {
-    assert.throws(() => new S2SPServer({ name: 't', timeouts }), { code: 'S2SP_ERR_OPTION_INVALID' }, JSON.stringify(timeouts));
+    assert.throws(() => new S2SPServer({ name: 't', http: { timeouts } }), { code: 'S2SP_ERR_OPTION_INVALID' }, JSON.stringify(timeouts));
   }
   assert.equal(resolveHttpTimeouts({ requestMs: 100 }).headersMs, 100, 'the headers default shrinks to a shorter request timeout');
 });

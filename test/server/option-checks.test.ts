@@ -12,8 +12,7 @@ import { s2spDataPlane, type DataPlaneOptions } from '../../src/data/data-plane-
 import { mcpHttpPlugin, type McpHttpOptions } from '../../src/server/mcp-http-plugin.js';
 import { S2SPServer, type S2SPServerOptions } from '../../src/server/s2sp-server.js';
 import { registerResourceTool } from '../../src/control/resource-tool.js';
-import { registerConsumerTool } from '../../src/control/consumer-tool.js';
-import type { ResolveOptions } from '../../src/consumer/resolve.js';
+import { registerConsumerTool, type ConsumerToolOptions } from '../../src/control/consumer-tool.js';
 import { createDataPlane } from '../../src/data/data-plane-handle.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
 import { CompressedBatchCache } from '../../src/ipc/compressed-batch-cache.js';
@@ -65,21 +64,22 @@ test('mcpHttpPlugin refuses bad options at registration', async () => {
 test('S2SPServer refuses bad options at construction', () => {
   const cases: Array<Partial<S2SPServerOptions>> = [
     { name: '' },
-    { port: -1 },
-    { port: 65536 },
-    { port: 1.5 },
-    { host: '' },
-    { publicUrl: 'data.example.com' },
-    { publicUrl: 'ftp://data.example.com' },
-    { publicUrl: 'https://data.example.com/?token=1' },
-    { ttlSeconds: 0 },
-    { maxCacheBytes: -1 },
-    { abstractRowLimit: 0 },
-    { requestBodyLimit: 0 },
-    { mcpBodyLimit: 0 },
-    { workers: -1 },
-    { mcpAllowedOrigins: ['not an origin'] },
-    { timeouts: { headersMs: -1 } },
+    { http: { port: -1 } },
+    { http: { port: 65536 } },
+    { http: { port: 1.5 } },
+    { http: { host: '' } },
+    { http: { publicUrl: 'data.example.com' } },
+    { http: { publicUrl: 'ftp://data.example.com' } },
+    { http: { publicUrl: 'https://data.example.com/?token=1' } },
+    { http: { timeouts: { headersMs: -1 } } },
+    { store: { ttlMs: 0 } },
+    { store: { maxBytes: -1 } },
+    { store: { leaseTimeoutMs: 0 } },
+    { tools: { abstractRowLimit: 0 } },
+    { dataPlane: { bodyLimit: 0 } },
+    { dataPlane: { workers: -1 } },
+    { mcp: { bodyLimit: 0 } },
+    { mcp: { allowedOrigins: ['not an origin'] } },
   ];
   for (const options of cases) {
     assert.throws(() => new S2SPServer({ name: 't', ...options } as S2SPServerOptions), INVALID, JSON.stringify(options));
@@ -93,7 +93,7 @@ test('tool wrappers refuse bad limits at registration', () => {
   for (const abstractRowLimit of [0, -1, 1.5]) {
     assert.throws(() => registerResourceTool(mcp, `r${abstractRowLimit}`, {}, () => [], { ...context, abstractRowLimit }), INVALID);
   }
-  const cases: ResolveOptions[] = [{ maxBodyBytes: 0 }, { timeoutMs: -1 }, { allowedOrigins: ['data.example.com'] }];
+  const cases: Array<ConsumerToolOptions & { batches?: false }> = [{ maxBodyBytes: 0 }, { timeoutMs: -1 }, { allowedOrigins: ['data.example.com'] }];
   for (const [i, options] of cases.entries()) {
     assert.throws(() => registerConsumerTool(mcp, `c${i}`, {}, () => null, options), INVALID, JSON.stringify(options));
   }
@@ -124,9 +124,10 @@ test('missing or wrong-typed required options are S2SP_ERR_OPTION_INVALID naming
     ['ttlMs', () => anyArgs(createDataPlane)({ store, ttlMs: 'x' })],
     ['name', () => new (S2SPServer as any)()],
     ['options', () => new (S2SPServer as any)(null)],
-    ['store', () => new S2SPServer({ name: 't', store: {} as any })],
-    ['consumer', () => new S2SPServer({ name: 't', consumer: 1 as any })],
-    ['maxBodyBytes', () => new S2SPServer({ name: 't', consumer: { maxBodyBytes: 'x' as any } })],
+    ['store', () => new S2SPServer({ name: 't', store: 1 as any })],
+    ['http', () => new S2SPServer({ name: 't', http: 1 as any })],
+    ['tools.consumer', () => new S2SPServer({ name: 't', tools: { consumer: 1 as any } })],
+    ['maxBodyBytes', () => new S2SPServer({ name: 't', tools: { consumer: { maxBodyBytes: 'x' as any } } })],
     ['context', () => anyArgs(registerResourceTool)(mcp, 'r', {}, () => [])],
     ['context.store', () => anyArgs(registerResourceTool)(mcp, 'r', {}, () => [], {})],
     ['context.resourceUrlFor', () => anyArgs(registerResourceTool)(mcp, 'r', {}, () => [], { store, resourceUrlFor: 1 })],
@@ -141,7 +142,6 @@ test('missing or wrong-typed required options are S2SP_ERR_OPTION_INVALID naming
     ['options', () => new (MemoryStore as any)(null)],
     ['ttlMs', () => new (MemoryStore as any)({ ttlMs: 'x' })],
     ['maxBytes', () => new MemoryStore({ maxBytes: -1 })],
-    ['singleUse', () => new (MemoryStore as any)({ singleUse: 'yes' })],
     ['url', () => new (RedisStore as any)()],
     ['url', () => new (RedisStore as any)({})],
     ['url', () => new (RedisStore as any)({ url: 1 })],

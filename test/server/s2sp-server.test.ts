@@ -19,7 +19,7 @@ function envelopeOf(result: unknown): { resource_url: string } {
 }
 
 test('publicUrl is the base of every resource_url', async (t) => {
-  const server = new S2SPServer({ name: 't', publicUrl: 'https://data.example.test/prefix/' });
+  const server = new S2SPServer({ name: 't', http: { publicUrl: 'https://data.example.test/prefix/' } });
   server.resourceTool('rows', { description: 'r' }, () => ROWS);
   const client = await connectInMemory(server, t);
   const { resource_url } = envelopeOf(await client.callTool({ name: 'rows', arguments: { abstract_domains: 'a' } }));
@@ -58,7 +58,7 @@ test('over HTTP every request sees the resource tools and what configure() added
 test('unknown routes answer our JSON 404 and no log line carries a token in full', async (t) => {
   const lines: string[] = [];
   const store = watchLeases(new MemoryStore());
-  const server = new S2SPServer({ name: 't', store, logger: { level: 'trace', stream: { write: (line: string) => lines.push(line) } } });
+  const server = new S2SPServer({ name: 't', store, http: { logger: { level: 'trace', stream: { write: (line: string) => lines.push(line) } } } });
   server.resourceTool('rows', { description: 'r' }, () => ROWS);
   const url = await server.listen();
   const client = await connectInMemory(server, t);
@@ -81,7 +81,7 @@ test('unknown routes answer our JSON 404 and no log line carries a token in full
 test('an existing fastify app: the data plane mounts under its prefix, MCP beside it, the app stays the embedder’s', async (t) => {
   const app = Fastify();
   app.get('/own', async () => ({ mine: true }));
-  const server = new S2SPServer({ name: 't', app, prefix: '/internal' });
+  const server = new S2SPServer({ name: 't', http: { app, prefix: '/internal' } });
   server.resourceTool('rows', { description: 'r' }, () => ROWS);
   await server.mount({ mcpPath: '/mcp' });
   assert.equal(server.http, app);

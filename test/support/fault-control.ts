@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { untilSlot } from './slot-wait.js';
 
-/** The faulty worker module, for `createEncoderPool({ workerFile })`. */
+/** The faulty worker module, for `encoderPoolRunning`. */
 export const FAULTY_WORKER_FILE = fileURLToPath(new URL('./faulty-worker.js', import.meta.url));
 
 /** The control block handed to the workers as `workerData`. */

@@ -1,5 +1,5 @@
 /**
- * A worker module for `createEncoderPool({ workerFile, workerData })` that
+ * A worker module for `encoderPoolRunning` that
  * tells whether its event loop turns once a task is done: each task
  * schedules an immediate that announces itself on the BroadcastChannel named
  * by `workerData`. Node frees a native addon's Buffer in such a callback, so

@@ -12,6 +12,7 @@ import { Dictionary, Int32, Table, Utf8, tableFromArrays, vectorFromArray } from
 import type { BodyStore } from '../../src/cache/body-store.js';
 import { ipcPlanOf } from '../../src/ipc/shared-body.js';
 import { isWellFormedToken, mintToken } from '../../src/protocol/token.js';
+import { openBodyBatches } from '../../src/table/batch-stream.js';
 import { bodyTableOf } from '../../src/table/body-table.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
@@ -354,5 +355,18 @@ export function storeContract(
     await pass(250); // past the timeout (with real time, a floor: any later wake-up is as good)
     await lease.commit();
     assert.equal(await store.has(token), false);
+  });
+
+  test(`${name}: a put and a putBatches mint one token each, and observers see both (one registration path)`, { skip }, async (t) => {
+    const store = await makeStore(t);
+    const events: string[] = [];
+    store.observe?.((event) => events.push(event.type));
+    await store.put(table);
+    assert.ok(store.putBatches !== undefined, 'the store takes streamed batches');
+    await store.putBatches(await openBodyBatches((async function* () {
+      yield* sampleTable(1).batches;
+    })()));
+    assert.deepEqual(events.filter((type) => type === 'minted'), ['minted', 'minted']);
+    assert.equal((await store.stats()).entries, 2);
   });
 }

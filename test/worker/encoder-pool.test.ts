@@ -17,6 +17,7 @@ import { tableFromRows } from '../../src/table/table-from-rows.js';
 import type { EncodeTask } from '../../src/worker/encode-task.js';
 import { DEFAULT_NICE_INCREMENT, createEncoderPool } from '../../src/worker/encoder-pool.js';
 import { untilSlot } from '../support/slot-wait.js';
+import { encoderPoolRunning } from '../../src/testing.js';
 
 
 function rows(n: number, salt = 0): Record<string, unknown>[] {
@@ -135,7 +136,7 @@ test('workers run below the main thread by their nice increment (default 10), on
   const b = body(1);
   const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns: null, chunk: { start: 0, end: 1 }, format: { kind: 'json' } };
   const workerNice = async (options: { niceIncrement?: number }) => {
-    const pool = createEncoderPool({ threads: 1, workerFile: PRIORITY_WORKER_FILE, ...options });
+    const pool = encoderPoolRunning({ file: PRIORITY_WORKER_FILE }, { threads: 1, ...options });
     t.after(() => pool.close());
     const answer = await pool.run(task);
     return new Int32Array(answer.buffer, answer.byteOffset, 1)[0];
@@ -181,7 +182,7 @@ test('close() of a pool that never ran a task resolves', async () => {
 test('an aborted signal drops queued tasks and lets a running one finish (its thread is not stopped)', async (t) => {
   const gatedWorker = new URL('../support/gated-worker.js', import.meta.url);
   const slots = new Int32Array(new SharedArrayBuffer(8));
-  const pool = createEncoderPool({ threads: 1, workerFile: gatedWorker, workerData: slots.buffer });
+  const pool = encoderPoolRunning({ file: gatedWorker, data: slots.buffer }, { threads: 1 });
   t.after(() => pool.close());
   const b = body(10);
   const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns: null, chunk: { start: 0, end: 10 }, format: { kind: 'json' } };
@@ -207,7 +208,7 @@ test("regression: a worker's event loop turns once its tasks are done, so native
   const name = `s2sp-loop-probe-${randomUUID()}`;
   const channel = new BroadcastChannel(name);
   t.after(() => channel.close());
-  const pool = createEncoderPool({ threads: 1, workerFile: new URL('../support/loop-probe-worker.js', import.meta.url), workerData: name });
+  const pool = encoderPoolRunning({ file: new URL('../support/loop-probe-worker.js', import.meta.url), data: name }, { threads: 1 });
   t.after(() => pool.close());
   const task: EncodeTask = { ipc: new Uint8Array(0), bodyId: 'probe', columns: null, chunk: { start: 0, end: 0 }, format: { kind: 'json' } };
   for (let i = 1; i <= 3; i++) {

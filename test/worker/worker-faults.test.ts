@@ -11,9 +11,9 @@ import Fastify from 'fastify';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
-import { createEncoderPool } from '../../src/worker/encoder-pool.js';
 import { armFault, createFaultControl, Fault, FAULTY_WORKER_FILE, faultsSpent } from '../support/fault-control.js';
 import { watchLeases } from '../support/lease-watch.js';
+import { encoderPoolRunning } from '../../src/testing.js';
 
 const ROWS = Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `row-${i}`, value: i / 7 }));
 // JSON: LZ4 is compressed on the main thread (native-notes.md), JSON chunks go to the workers.
@@ -21,7 +21,7 @@ const JSON_ACCEPT: string | undefined = undefined;
 
 async function setup(t: TestContext) {
   const control = createFaultControl();
-  const pool = createEncoderPool({ threads: 2, workerFile: FAULTY_WORKER_FILE, workerData: control });
+  const pool = encoderPoolRunning({ file: FAULTY_WORKER_FILE, data: control }, { threads: 2 });
   const store = watchLeases(new MemoryStore());
   const app = Fastify();
   // Small chunks, none inline: every chunk of a request is a worker task.
