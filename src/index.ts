@@ -75,11 +75,11 @@ export { redactToken } from './protocol/token.js';
 // Tables
 export { tableFromRows, type TableFromRowsOptions } from './table/table-from-rows.js';
 export { rowsFromTable, type Row } from './table/rows-from-table.js';
-export { withRowIds } from './table/row-id.js';
+export { withRowIds } from './table/with-row-ids.js';
 export { bodyTableOf } from './table/body-table.js';
 export type { BatchStream, RecordBatchSource } from './table/batch-stream.js';
 export { ROW_ID } from './protocol/row-id.js';
-export { JSON_TEXT_METADATA_KEY } from './table/json-column.js';
+export { JSON_TEXT_METADATA_KEY } from './json/json-text-field.js';
 
 // Consumer side
 export { fetchBody, BodyFormat, type BodyCodec, type FetchBodyOptions, type FetchedBody, type FetchProgress } from './consumer/fetch-body.js';

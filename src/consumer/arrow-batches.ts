@@ -22,7 +22,7 @@ import { checkedBatchMessage, decompressionBudget } from '../ipc/checked-batch.j
 import { IpcStreamError, walkIpcStream, type WalkedMessage } from '../ipc/stream-walk.js';
 import { MAX_ROW_ID } from '../protocol/row-id.js';
 import { arrowStreamFailure, checkRowIdField } from './arrow-body.js';
-import { responseInvalid as invalid } from './http-failure.js';
+import { responseInvalid as invalid } from '../json/decoded-body.js';
 
 /** An Arrow answer opened for reading batch by batch. */
 export interface ArrowBatches {

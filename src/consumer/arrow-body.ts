@@ -16,9 +16,9 @@ import { checkedTable, decompressionBudget } from '../ipc/checked-batch.js';
 import { ipcCodecOfCompressionType } from '../ipc/codec-registry.js';
 import type { IpcCodec } from '../protocol/media-types.js';
 import { MAX_ROW_ID, ROW_ID } from '../protocol/row-id.js';
-import { responseInvalid as invalid } from './http-failure.js';
+import { responseInvalid as invalid } from '../json/decoded-body.js';
 import { IpcStreamError, outlineIpcStream, type StreamOutline } from '../ipc/stream-walk.js';
-import type { DecodedBody } from './json-body.js';
+import type { DecodedBody } from '../json/decoded-body.js';
 
 /** A decoded Arrow body. */
 export interface ArrowBody extends DecodedBody {

@@ -12,9 +12,10 @@ import { S2SPError } from '../errors.js';
 import { ARROW_STREAM_TYPE, JSON_TYPE, arrowStreamType, isIpcCodec, mediaTypeOf, type IpcCodec } from '../protocol/media-types.js';
 import { availableIpcCodecs, ipcCodec } from '../ipc/codec-registry.js';
 import { bodyFromArrow } from './arrow-body.js';
-import { responseInvalid } from './http-failure.js';
-import { bodyFromJson, type DecodedBody } from './json-body.js';
-import { JsonBodyStream } from './json-body-stream.js';
+import { responseInvalid } from '../json/decoded-body.js';
+import { bodyFromJson } from '../json/body-reader.js';
+import type { DecodedBody } from '../json/decoded-body.js';
+import { JsonBodyStream } from '../json/body-stream.js';
 
 /** The wire formats a fetch can ask for; `auto` prefers Arrow and takes JSON. */
 export const BodyFormat = { auto: 'auto', json: 'json', arrow: 'arrow' } as const;

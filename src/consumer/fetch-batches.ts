@@ -22,10 +22,12 @@ import { ARROW_STREAM_TYPE, mediaTypeOf } from '../protocol/media-types.js';
 import { openArrowBatches } from './arrow-batches.js';
 import { BodyFormat, acceptFor, bodyFormatOption, codecsToAsk } from './body-format.js';
 import { DEFAULT_FETCH_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, positive, requestBody, type FetchBodyOptions } from './fetch-body.js';
-import { fetchFailed, httpFailure, responseInvalid } from './http-failure.js';
-import { bodyFromJson } from './json-body.js';
+import { responseInvalid } from '../json/decoded-body.js';
+import { fetchFailed, httpFailure } from './http-failure.js';
+import { bodyFromJson } from '../json/body-reader.js';
 import { exchangePost } from './post-request.js';
-import { checkResourceUrl, isLoopbackHost } from './resource-url.js';
+import { isLoopbackHost } from '../protocol/loopback.js';
+import { checkResourceUrl } from './resource-url.js';
 
 /** A body being fetched: its schema at once, its batches as they arrive. */
 export interface StreamedBody extends AsyncIterable<RecordBatch> {

@@ -16,7 +16,7 @@ import type { BodyStore } from '../cache/body-store.js';
 import type { FullGc } from '../cache/gc-nudge.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { ResolveOptions } from '../consumer/resolve.js';
-import { isLoopbackHost } from '../consumer/resource-url.js';
+import { isLoopbackHost } from '../protocol/loopback.js';
 import type { DataPlaneOptions } from '../data/data-plane-plugin.js';
 import { createDataPlane, listeningOrigin, type DataPlane } from '../data/data-plane-handle.js';
 import { errorForReply } from '../data/error-reply.js';

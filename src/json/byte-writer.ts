@@ -45,6 +45,14 @@ export class ByteWriter {
     this.pos = pos;
   }
 
+  /** Appends an ASCII string that needs no escaping, quoted (dates, decimals, base64). */
+  quotedAscii(text: string): void {
+    this.ensure(text.length + 2);
+    this.buf[this.pos++] = 0x22;
+    this.ascii(text);
+    this.buf[this.pos++] = 0x22;
+  }
+
   /** Appends any string as UTF-8. */
   utf8(text: string): void {
     this.ensure(text.length * 3);

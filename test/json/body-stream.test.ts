@@ -6,10 +6,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bodyFromJson, type DecodedBody } from '../../src/consumer/json-body.js';
-import { JsonBodyStream } from '../../src/consumer/json-body-stream.js';
+import { bodyFromJson } from '../../src/json/body-reader.js';
+import type { DecodedBody } from '../../src/json/decoded-body.js';
+import { JsonBodyStream } from '../../src/json/body-stream.js';
 import { bodyTableOf } from '../../src/table/body-table.js';
-import { jsonBodyChunks } from '../../src/table/json-encoding.js';
+import { jsonBodyChunks } from '../../src/json/body-writer.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { matrixTable } from '../support/type-matrix.js';
 

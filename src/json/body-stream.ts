@@ -26,11 +26,11 @@
  */
 import { isS2SPError, type S2SPError } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
-import { parseJsonExact } from '../table/exact-json.js';
-import { exactFromParsed, parseJsonExactFast } from '../table/exact-literals.js';
+import { parseJsonExact } from './exact-json.js';
+import { exactFromParsed, parseJsonExactFast } from './exact-literals.js';
 import { RowColumns } from '../table/row-columns.js';
-import { responseInvalid as invalid } from './http-failure.js';
-import { bodyFromJson, type DecodedBody } from './json-body.js';
+import { bodyFromJson } from './body-reader.js';
+import { responseInvalid as invalid, type DecodedBody } from './decoded-body.js';
 
 /** Whole rows gathered before they are decoded: large enough to amortise a parse, small against the body. */
 const FLUSH_BYTES = 1 << 20;
