@@ -6,7 +6,8 @@ import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { jsonBodyChunks } from '../../src/json/body-writer.js';
 import { isJsonField } from '../../src/json/json-text-field.js';
-import { WholeFloat, parseJsonExact } from '../../src/json/exact-json.js';
+import { parseJsonExact } from '../../src/json/exact-json.js';
+import { WholeFloat } from '../../src/json/whole-float.js';
 
 type Row = Record<string, unknown>;
 

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { DataType, type Int } from 'apache-arrow';
 import { readTableFile } from '../../../src/cli/input/read-table-file.js';
 import { rowsFromJsonText } from '../../../src/cli/input/json-rows.js';
-import { WholeFloat } from '../../../src/json/exact-json.js';
+import { WholeFloat } from '../../../src/json/whole-float.js';
 import { jsonRowChunks } from '../../../src/json/body-writer.js';
 import { rowsFromTable } from '../../../src/table/rows-from-table.js';
 import { createTempDir, vegaData, type TempDir } from './fixtures.js';
