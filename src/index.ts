@@ -82,10 +82,9 @@ export { ROW_ID } from './protocol/row-id.js';
 export { JSON_TEXT_METADATA_KEY } from './json/json-text-field.js';
 
 // Consumer side
-export { fetchBody, BodyFormat, type BodyCodec, type FetchBodyOptions, type FetchedBody, type FetchProgress } from './consumer/fetch-body.js';
-export { fetchBodyBatches, type StreamedBody } from './consumer/fetch-batches.js';
-export { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from './consumer/resolve.js';
-export { resolveConsumerBatches, type ResolvedBatches } from './consumer/resolve-batches.js';
+export { fetchBody, fetchBodyBatches, BodyFormat, type BodyCodec, type FetchBodyOptions, type FetchedBody, type FetchProgress, type StreamedBody } from './consumer/fetch-body.js';
+export { resolveConsumerRows, type ResolvedRows } from './consumer/resolve.js';
+export { resolveConsumerBatches, type ResolveOptions, type ResolvedBatches } from './consumer/resolve-batches.js';
 
 // Agent side
 export { S2SPDispatcher } from './agent/dispatcher.js';

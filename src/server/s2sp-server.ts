@@ -15,7 +15,7 @@ import type { Registry } from 'prom-client';
 import type { BodyStore } from '../cache/body-store.js';
 import type { FullGc } from '../cache/gc-nudge.js';
 import { MemoryStore } from '../cache/memory-store.js';
-import type { ResolveOptions } from '../consumer/resolve.js';
+import type { ResolveOptions } from '../consumer/resolve-batches.js';
 import { isLoopbackHost } from '../protocol/loopback.js';
 import type { DataPlaneOptions } from '../data/data-plane-plugin.js';
 import { createDataPlane, listeningOrigin, type DataPlane } from '../data/data-plane-handle.js';

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
-import { fetchBodyBatches } from '../../src/consumer/fetch-batches.js';
+import { fetchBodyBatches } from '../../src/consumer/fetch-body.js';
 import { fetchBody } from '../../src/consumer/fetch-body.js';
 import { codeOf } from '../support/code-of.js';
 import { sendJson, startStandIn } from '../support/stand-in-server.js';

@@ -13,7 +13,7 @@ import { mcpHttpPlugin, type McpHttpOptions } from '../../src/server/mcp-http-pl
 import { S2SPServer, type S2SPServerOptions } from '../../src/server/s2sp-server.js';
 import { registerResourceTool } from '../../src/control/resource-tool.js';
 import { registerConsumerTool } from '../../src/control/consumer-tool.js';
-import type { ResolveOptions } from '../../src/consumer/resolve.js';
+import type { ResolveOptions } from '../../src/consumer/resolve-batches.js';
 import { createDataPlane } from '../../src/data/data-plane-handle.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
 import { CompressedBatchCache } from '../../src/ipc/compressed-batch-cache.js';
