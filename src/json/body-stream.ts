@@ -18,7 +18,7 @@
  * (a row larger than a run, a syntax error) does the byte scanner cut it.
  *
  * The result, and the error for a body that is not ours, are those of
- * bodyFromJson over the whole body (json-body.ts, which stays the reference):
+ * bodyFromJson over the whole body (body-reader.ts, which stays the reference):
  * any syntax error anywhere is `notJson`, and otherwise the checks come in
  * its order (noBody, the first bad row, total_rows, columns_returned). A
  * document whose root is not an object is buffered and handed to

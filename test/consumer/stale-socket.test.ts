@@ -2,7 +2,7 @@
  * The consumer survives kept-alive connections the server closed: a request
  * sent on a reused socket that fails with ECONNRESET/EPIPE before any
  * response byte is sent once more, on a fresh connection; fetchBody and
- * fetchBodyBatches alike (they send through consumer/post-request.ts).
+ * fetchBodyBatches alike (they share consumer/http-exchange.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
