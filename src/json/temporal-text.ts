@@ -19,7 +19,7 @@
  */
 import type { ByteWriter } from './byte-writer.js';
 import { offsetText, type OffsetAt } from '../table/time-zone.js';
-import { COLON, DOT, QUOTE } from './bytes.js';
+import { COLON, DOT, QUOTE, ZERO } from './bytes.js';
 
 /** Fraction digits per Arrow TimeUnit (SECOND, MILLISECOND, MICROSECOND, NANOSECOND). */
 const UNIT_DIGITS = [0, 3, 6, 9] as const;
@@ -130,7 +130,7 @@ function floorSplit(value: StoredInteger, divisor: number): { whole: StoredInteg
 const TWO_32 = 4294967296;
 /** Largest |seconds| the fast path computes in doubles. */
 const FAST_SECONDS = 2 ** 52;
-const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, k) => 0x30 + (k & 1 ? (k >> 1) % 10 : Math.floor((k >> 1) / 10)));
+const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, k) => ZERO + (k & 1 ? (k >> 1) % 10 : Math.floor((k >> 1) / 10)));
 
 /**
  * Writes one column's timestamps as quoted JSON text straight into a
@@ -193,7 +193,7 @@ export function timestampJsonWriter(unit: number, offsetAt?: OffsetAt): (w: Byte
     if (digits > 0) {
       buf[pos++] = DOT;
       for (let k = digits - 1; k >= 0; k--) {
-        buf[pos + k] = 0x30 + (fraction % 10);
+        buf[pos + k] = ZERO + (fraction % 10);
         fraction = Math.floor(fraction / 10);
       }
       pos += digits;

@@ -6,7 +6,7 @@
  */
 import { Type, type Data, type Field } from 'apache-arrow';
 import type { ByteWriter } from './byte-writer.js';
-import { BACKSLASH, QUOTE } from './bytes.js';
+import { BACKSLASH, QUOTE, ZERO } from './bytes.js';
 import { bytesReader } from './column-access.js';
 import type { JsonCodec } from './json-codec.js';
 import { parseJsonExact } from './exact-json.js';
@@ -88,8 +88,8 @@ function writeJsonString(w: ByteWriter, src: Uint8Array, start: number, end: num
       case 0x09: buf[pos++] = 0x74; break; // \t
       default:
         buf[pos++] = 0x75; // \u00XX
-        buf[pos++] = 0x30;
-        buf[pos++] = 0x30;
+        buf[pos++] = ZERO;
+        buf[pos++] = ZERO;
         buf[pos++] = HEX.charCodeAt(b >> 4);
         buf[pos++] = HEX.charCodeAt(b & 15);
     }
