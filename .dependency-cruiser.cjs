@@ -3,7 +3,8 @@
  * fails the build when an import crosses a line drawn here.
  *
  *   protocol/  the wire contract           imports only errors.ts
- *   table/     rows <-> Arrow              imports protocol/, ipc/, no plane
+ *   table/     rows <-> Arrow              imports protocol/, ipc/, json/, no plane
+ *   json/      JSON for Arrow              imports protocol/, table/, errors.ts, no plane
  *   ipc/       Arrow IPC framing           imports protocol/, table/, no plane
  *   cache/     the body stores             the place control/ and data/ meet
  *   control/   MCP tools (control plane)   never data/
@@ -48,10 +49,17 @@ module.exports = {
     },
     {
       name: 'libraries-import-no-plane',
-      comment: 'table/, ipc/ and protocol/ are shared by every plane, so they import none of them.',
+      comment: 'table/, json/, ipc/ and protocol/ are shared by every plane, so they import none of them.',
       severity: 'error',
-      from: { path: '^src/(table|ipc|protocol)/' },
+      from: { path: '^src/(table|json|ipc|protocol)/' },
       to: { path: PLANES },
+    },
+    {
+      name: 'json-imports-protocol-and-table',
+      comment: 'JSON for Arrow needs the wire literals, the Arrow side of tables and the error catalogue; nothing else of ours.',
+      severity: 'error',
+      from: { path: '^src/json/' },
+      to: { path: '^src/', pathNot: '^src/(json/|protocol/|table/|errors\\.ts$)' },
     },
     {
       name: 'protocol-imports-only-errors',

@@ -18,9 +18,10 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { TimestampNanosecond, Table, makeData, makeVector } from 'apache-arrow';
-import { WholeFloat, parseJsonExact, stringifyJsonExact } from '../src/table/exact-json.js';
-import { finiteFloatText, nonFiniteName } from '../src/table/float-text.js';
-import { jsonRowBytes } from '../src/table/json-encoding.js';
+import { parseJsonExact, stringifyJsonExact } from '../src/json/exact-json.js';
+import { WholeFloat } from '../src/json/whole-float.js';
+import { finiteFloatText, nonFiniteName } from '../src/json/float-text.js';
+import { jsonRowBytes } from '../src/json/body-writer.js';
 import { generateRows } from './lib/dataset.js';
 
 const at = process.argv.indexOf('--reps');

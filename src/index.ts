@@ -41,8 +41,7 @@ export { tableFromRows } from './table/table-from-rows.js';
 export { rowsFromTable } from './table/rows-from-table.js';
 
 // Consumer side
-export { fetchBody, type FetchBodyOptions } from './consumer/fetch-body.js';
-export { fetchBodyBatches } from './consumer/fetch-batches.js';
+export { fetchBody, fetchBodyBatches, type FetchBodyOptions } from './consumer/fetch-body.js';
 
 // Agent side
 export { S2SPDispatcher } from './agent/dispatcher.js';

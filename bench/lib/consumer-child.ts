@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { fetchBody } from '../../src/consumer/fetch-body.js';
-import { bodyFromJson } from '../../src/consumer/json-body.js';
+import { bodyFromJson } from '../../src/json/body-reader.js';
 
 /** What the child sends its parent. */
 export interface ConsumerReading {

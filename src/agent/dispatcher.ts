@@ -22,7 +22,7 @@ import { invalidOption } from '../option-checks.js';
 import { DdiBuffer } from './ddi-buffer.js';
 import { isDdiHandle } from '../protocol/ddi-handle.js';
 import { SYNC_BODY_META_KEY } from '../protocol/sync-body-meta.js';
-import { parseJsonExact, stringifyJsonExact } from '../table/exact-json.js';
+import { parseJsonExact, stringifyJsonExact } from '../json/exact-json.js';
 
 /** A sync-mode envelope: with its body (2025 shape) or without it (the body in the result's _meta, 2026). */
 type Envelope = Record<string, unknown> & { abstract: unknown[]; body?: unknown[] };

@@ -6,7 +6,7 @@
  * So the consumer checks: every requested `_row_id` and column came back.
  */
 import type { RecordBatch, Schema } from 'apache-arrow';
-import { responseInvalid } from './http-failure.js';
+import { responseInvalid } from '../json/decoded-body.js';
 
 /** Tracks the requested row ids an answer has delivered; {@link finish} refuses an answer that lacks some. */
 export class AnswerCoverage {

@@ -1,6 +1,6 @@
 /**
  * Decodes the data plane's Arrow answer as it arrives (SPEC 3.2), batch by
- * batch, for consumers that never want the whole body at once.
+ * batch: every fetch reads Arrow this way (fetchBody collects the batches).
  *
  * The framing walk (ipc/stream-walk.ts) cuts the bytes into whole messages;
  * each record batch is decoded by arrow-js on its own, as soon as its
@@ -16,13 +16,14 @@
  * Ids must ascend strictly (our server sends them so, SPEC 3.1): checking
  * uniqueness otherwise would mean keeping every id seen.
  */
-import { RecordBatchReader, type RecordBatch, type Schema } from 'apache-arrow';
-import { isS2SPError } from '../errors.js';
+import { DataType, RecordBatchReader, type RecordBatch, type Schema } from 'apache-arrow';
+import { S2SPError, isS2SPError } from '../errors.js';
 import { checkedBatchMessage, decompressionBudget } from '../ipc/checked-batch.js';
 import { IpcStreamError, walkIpcStream, type WalkedMessage } from '../ipc/stream-walk.js';
-import { MAX_ROW_ID } from '../protocol/row-id.js';
-import { arrowStreamFailure, checkRowIdField } from './arrow-body.js';
-import { responseInvalid as invalid } from './http-failure.js';
+import { ipcCodecOfCompressionType } from '../ipc/codec-registry.js';
+import type { IpcCodec } from '../protocol/media-types.js';
+import { MAX_ROW_ID, ROW_ID } from '../protocol/row-id.js';
+import { responseInvalid as invalid } from '../json/decoded-body.js';
 
 /** An Arrow answer opened for reading batch by batch. */
 export interface ArrowBatches {
@@ -32,6 +33,8 @@ export interface ArrowBatches {
   batches: AsyncGenerator<RecordBatch>;
   /** True once any batch read so far used buffer compression. */
   compressed(): boolean;
+  /** The codec of the first compressed batch read so far (ours: lz4, zstd). */
+  codec(): IpcCodec | undefined;
 }
 
 /**
@@ -50,7 +53,7 @@ export async function openArrowBatches(chunks: AsyncIterable<Uint8Array>, maxByt
   const schemaBytes = first.bytes;
   const schema = decode(() => RecordBatchReader.from(schemaBytes).open().schema);
   checkRowIdField(schema);
-  let compressed = false;
+  let codec: IpcCodec | undefined;
   async function* batches(): AsyncGenerator<RecordBatch> {
     const dictionaries: Uint8Array[] = [];
     let previous = -1;
@@ -58,7 +61,7 @@ export async function openArrowBatches(chunks: AsyncIterable<Uint8Array>, maxByt
       for (;;) {
         const next = await step();
         if (next === undefined) return;
-        if (next.codec !== undefined) compressed = true;
+        if (next.codec !== undefined) codec ??= ipcCodecOfCompressionType(next.codec);
         const checked = checkOrFail(() => checkedBatchMessage(schema, next, budget), maxBytes);
         if (next.kind === 'dictionary-batch') {
           dictionaries.push(checked);
@@ -77,7 +80,7 @@ export async function openArrowBatches(chunks: AsyncIterable<Uint8Array>, maxByt
       await walk.return(undefined);
     }
   }
-  return { schema, batches: batches(), compressed: () => compressed };
+  return { schema, batches: batches(), compressed: () => codec !== undefined, codec: () => codec };
 }
 
 /** The walk's next message, or undefined after the end-of-stream marker. */
@@ -125,4 +128,30 @@ function checkAscendingIds(batch: RecordBatch, previous: number): number {
     last = id;
   }
   return last;
+}
+
+/**
+ * The consumer's error for an Arrow answer the ipc/ layer refused: cut
+ * short, not Arrow, a corrupt batch (naming its column), or buffers that
+ * decompress past `maxBytes`.
+ */
+function arrowStreamFailure(error: IpcStreamError, maxBytes: number): S2SPError {
+  switch (error.kind) {
+    case 'truncated':
+      return invalid({ problem: 'cutShort', reason: error.message });
+    case 'invalid':
+      return invalid({ problem: 'batchInvalid', column: error.column, reason: error.message }, error.cause);
+    case 'oversized':
+      return new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'decompressed', maxBytes, reason: error.message });
+    default:
+      return invalid({ problem: 'badStream', reason: error.message }, error.cause);
+  }
+}
+
+/** The first field must be an integer `_row_id`. @throws S2SPError `S2SP_ERR_CONSUMER_RESPONSE_INVALID` */
+function checkRowIdField(schema: Schema): void {
+  const first = schema.fields[0];
+  if (first === undefined) throw invalid({ problem: 'noFields' });
+  if (first.name !== ROW_ID) throw invalid({ problem: 'firstField', name: first.name });
+  if (!DataType.isInt(first.type)) throw invalid({ problem: 'rowIdType', type: String(first.type) });
 }

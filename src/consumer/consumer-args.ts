@@ -11,7 +11,8 @@
  */
 import { S2SPError, type ErrorParams } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
-import { WholeFloat, parseJsonExact } from '../table/exact-json.js';
+import { parseJsonExact } from '../json/exact-json.js';
+import { WholeFloat } from '../json/whole-float.js';
 import type { Row } from '../table/rows-from-table.js';
 import { parseColumnMapping } from './column-mapping.js';
 import { setRowValue } from './merge.js';

@@ -1,36 +1,42 @@
 /**
- * The consumer's data-plane client (SPEC 3.1, 3.2): POST to a resource_url,
- * get the selected rows back as an Arrow Table.
+ * The consumer's data-plane client (SPEC 3.1, 3.2): POST to a resource_url
+ * and read the selected rows. One reader: {@link fetchBodyBatches} hands
+ * over the body's record batches as they arrive, and {@link fetchBody} is
+ * those batches collected into a Table. Both go through one HTTP exchange
+ * (http-exchange.ts: limits, timeouts, retry, abort), are counted by the
+ * same metrics and report the same progress.
  *
- * node:http rather than global fetch, so every byte is counted as it arrives
- * and a body over the limit is cut off at once instead of being buffered
- * first. Redirects are not followed: a 3xx could lead past the origin check.
- * The Accept and the choice of decoder live in body-format.ts, decoding in
- * json-body.ts and arrow-body.ts; this file is the HTTP part.
+ * An Arrow answer is decoded batch by batch (arrow-batches.ts). A JSON
+ * answer (the Python reference's) is decoded as it arrives by the streaming
+ * JSON decoder and handed over as the batches of its table. The Accept and
+ * the answer's format live in body-format.ts.
  */
-import { AnswerCoverage } from './answer-coverage.js';
-import type { Table } from 'apache-arrow';
+import { Table, type RecordBatch, type Schema } from 'apache-arrow';
 import type { Registry } from 'prom-client';
 import { S2SPError } from '../errors.js';
-import type { Listener, ProgressEvent } from '../observe.js';
+import { JsonBodyStream } from '../json/body-stream.js';
+import type { DecodedBody } from '../json/decoded-body.js';
+import { responseInvalid } from '../json/decoded-body.js';
+import { positiveOption } from '../option-checks.js';
+import { isLoopbackHost } from '../protocol/loopback.js';
 import type { IpcCodec } from '../protocol/media-types.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
-import { acceptFor, bodyFormatOption, codecsToAsk, decodeAnswer, jsonStreamFor, type BodyCodec, type BodyFormat } from './body-format.js';
-import type { DecodedBody } from './json-body.js';
-import type { JsonBodyStream } from './json-body-stream.js';
-import { checkResourceUrl, isLoopbackHost } from './resource-url.js';
-import { fetchFailed, httpFailure } from './http-failure.js';
-import { consumerMetricsFor } from './consumer-metrics.js';
-import { exchangePost } from './post-request.js';
+import { AnswerCoverage } from './answer-coverage.js';
+import { openArrowBatches } from './arrow-batches.js';
+import { BodyFormat, acceptFor, answeredFormat, bodyFormatOption, codecsToAsk, type BodyCodec } from './body-format.js';
+import { consumerMetricsFor, type ConsumerMetrics } from './consumer-metrics.js';
+import { openExchange, type OpenAnswer } from './http-exchange.js';
+import type { Listener, ProgressEvent } from '../observe.js';
+import { checkResourceUrl } from './resource-url.js';
 
 export { BodyFormat, type BodyCodec } from './body-format.js';
 
 /** Default limit of a response body: 256 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024;
-/** Default time limit of a whole fetch: 60 s. */
+/** Default time limit of each wait for the server: 60 s. */
 export const DEFAULT_FETCH_TIMEOUT_MS = 60_000;
 
-/** Options of {@link fetchBody}. */
+/** Options of {@link fetchBody} and {@link fetchBodyBatches}. */
 export interface FetchBodyOptions {
   /** Rows to fetch by `_row_id`; undefined means every row. Must not be empty. */
   rowIds?: readonly number[];
@@ -40,7 +46,11 @@ export interface FetchBodyOptions {
   allowedOrigins?: readonly string[];
   /** Largest response body accepted, in bytes (default 256 MiB). */
   maxBytes?: number;
-  /** Time limit of the whole fetch in milliseconds (default 60,000). */
+  /**
+   * Time limit of each wait for the server in milliseconds (default
+   * 60,000): the answer's headers, then every piece of the body. Not of the
+   * whole transfer, whose pace a batch reader sets.
+   */
   timeoutMs?: number;
   /** Aborts the fetch. */
   signal?: AbortSignal;
@@ -62,9 +72,9 @@ export interface FetchBodyOptions {
   /** A prom-client Registry that counts this fetch (README "Metrics"); default: not counted. */
   registry?: Registry;
   /**
-   * Told as the body arrives: the bytes received so far and the
-   * Content-Length as `totalBytes`, absent when the server declared none (a
-   * streamed body); then once more at the end with the total.
+   * Told as the body arrives: the bytes received so far, and the
+   * Content-Length as `totalBytes` when the server declared one (a streamed
+   * body has none); then once more at the end with the total.
    */
   observe?: Listener<ProgressEvent>;
 }
@@ -93,51 +103,77 @@ export interface FetchedBody {
   rows(): Row[];
 }
 
-/**
- * Fetches rows of a cached body from its resource_url.
- *
- * @param resourceUrl the URL the resource tool returned
- * @param options rows, columns, limits, wire format
- * @throws S2SPError `S2SP_ERR_CONSUMER_URL_INVALID` / `_ORIGIN_REFUSED` (URL check),
- *   `_ARG_INVALID` (bad rowIds or options), `_BODY_TOO_LARGE`, `_FETCH_FAILED`
- *   (non-2xx, network, timeout, abort), `_RESPONSE_INVALID` (not an S2SP body, cut
- *   short, or not the forced format), `S2SP_ERR_CODEC_UNAVAILABLE` (a codec asked for,
- *   or compressed Arrow received, that this platform cannot decompress)
- */
-export async function fetchBody(resourceUrl: string, options: FetchBodyOptions = {}): Promise<FetchedBody> {
-  if (options.registry === undefined) return fetchUncounted(resourceUrl, options);
-  const metrics = await consumerMetricsFor(options.registry);
-  try {
-    const fetched = await fetchUncounted(resourceUrl, options);
-    metrics.fetched(fetched);
-    return fetched;
-  } catch (error) {
-    metrics.failed(error);
-    throw error;
-  }
+/** A body being fetched: its schema at once, its batches as they arrive. */
+export interface StreamedBody extends AsyncIterable<RecordBatch> {
+  /** The columns, `_row_id` first. */
+  readonly schema: Schema;
+  /** The wire format the server answered in. */
+  readonly format: 'json' | 'arrow';
+  /** True once any batch read so far used buffer compression. */
+  readonly compressed: boolean;
+  /** Response bytes received so far (compressed bytes for compressed Arrow). */
+  readonly bytesReceived: number;
+  /**
+   * Stops the transfer. An unfinished transfer does not consume the token
+   * (SPEC 3.4). Iterating to the end, or leaving a `for await` early, needs no call.
+   */
+  cancel(): Promise<void>;
 }
 
-async function fetchUncounted(resourceUrl: string, options: FetchBodyOptions): Promise<FetchedBody> {
-  const url = checkResourceUrl(resourceUrl, options.allowedOrigins);
-  const maxBytes = positive(options.maxBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBytes');
-  const timeoutMs = positive(options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS, 'timeoutMs');
-  const format = bodyFormatOption(options.format);
-  const codecs = format === 'json' ? [] : codecsToAsk(options.codec, isLoopbackHost(url.hostname));
-  const payload = JSON.stringify(requestBody(options));
-  const answer = await post(url, payload, acceptFor(format, codecs), {
-    maxBytes,
-    timeoutMs,
-    signal: options.signal,
-    onProgress: options.observe,
-    streamFor: (type) => jsonStreamFor(type, format),
-  });
-  const decoded = answer.decoded !== undefined ? { ...answer.decoded, format: 'json' as const, compressed: false } : decodeAnswer(answer.bytes as Buffer, answer.contentType, format, maxBytes);
-  const { table } = decoded;
-  const coverage = new AnswerCoverage(options.rowIds, options.columns);
-  coverage.checkColumns(table.schema, decoded.format === 'json' ? { columns: decoded.columns, rows: table.numRows } : undefined);
-  for (const batch of table.batches) coverage.see(batch);
-  coverage.finish();
-  return { ...decoded, bytesReceived: answer.received, rows: () => rowsFromTable(table) };
+/**
+ * Fetches rows of a cached body from its resource_url, batch by batch.
+ * Resolves once the schema is known; the batches, read once, follow as the
+ * server sends them, in ascending `_row_id`. A transfer that breaks throws
+ * from the batch where it broke, never ends early as if complete.
+ *
+ * @param resourceUrl the URL the resource tool returned
+ * @param options rows, columns, limits, wire format, metrics and progress
+ * @throws S2SPError `S2SP_ERR_CONSUMER_URL_INVALID` / `_ORIGIN_REFUSED` (URL check),
+ *   `_ARG_INVALID` (bad rowIds or options), `S2SP_ERR_OPTION_INVALID` (maxBytes, timeoutMs),
+ *   `_BODY_TOO_LARGE`, `_FETCH_FAILED` (non-2xx, network, timeout, abort), `_RESPONSE_INVALID`
+ *   (not an S2SP body, cut short, or not the forced format), `S2SP_ERR_CODEC_UNAVAILABLE`
+ *   (a codec asked for, or compressed Arrow received, that this platform cannot
+ *   decompress); the batches throw the transfer's errors too
+ */
+export async function fetchBodyBatches(resourceUrl: string, options: FetchBodyOptions = {}): Promise<StreamedBody> {
+  const body = await openBody(resourceUrl, options);
+  return {
+    schema: body.schema,
+    format: body.format,
+    get compressed() {
+      return body.compressed();
+    },
+    get bytesReceived() {
+      return body.answer.received();
+    },
+    cancel: body.cancel,
+    [Symbol.asyncIterator]: () => body.batches,
+  };
+}
+
+/**
+ * Fetches rows of a cached body from its resource_url: {@link fetchBodyBatches}
+ * collected into one Table.
+ *
+ * @param resourceUrl the URL the resource tool returned
+ * @param options rows, columns, limits, wire format, metrics and progress
+ * @throws S2SPError as {@link fetchBodyBatches}
+ */
+export async function fetchBody(resourceUrl: string, options: FetchBodyOptions = {}): Promise<FetchedBody> {
+  const body = await openBody(resourceUrl, options);
+  const batches: RecordBatch[] = [];
+  for await (const batch of body.batches) batches.push(batch);
+  const table = body.json?.table ?? (batches.length === 0 ? new Table(body.schema) : new Table(body.schema, batches));
+  return {
+    table,
+    totalRows: body.json?.totalRows ?? table.numRows,
+    columns: body.json?.columns ?? table.schema.fields.map((f) => f.name),
+    bytesReceived: body.answer.received(),
+    format: body.format,
+    compressed: body.compressed(),
+    ...(body.codec() === undefined ? {} : { codec: body.codec() }),
+    rows: () => rowsFromTable(table),
+  };
 }
 
 /**
@@ -161,100 +197,113 @@ export function requestBody(options: FetchBodyOptions): { row_ids?: number[]; co
   return out;
 }
 
-/** What a 2xx answer brought: the whole body (or, for JSON, the body decoded as it came) and its Content-Type. */
-/** How one POST is bounded, watched and decoded. */
-interface PostOptions {
-  maxBytes: number;
-  timeoutMs: number;
-  signal: AbortSignal | undefined;
-  onProgress: Listener<ProgressEvent> | undefined;
-  /** A decoder to feed the body to as it arrives (a JSON answer), or undefined to keep its bytes. */
-  streamFor: (contentType: string | undefined) => JsonBodyStream | undefined;
+/** A body opened for reading: what both fetches are made of. */
+interface OpenedBody {
+  readonly schema: Schema;
+  readonly format: 'json' | 'arrow';
+  readonly answer: OpenAnswer;
+  /** The batches, each checked against the request, counted by the metrics at the end; read once. */
+  readonly batches: AsyncGenerator<RecordBatch>;
+  /** A JSON answer, decoded whole (its `total_rows` and `columns_returned` with it). */
+  readonly json?: DecodedBody;
+  compressed(): boolean;
+  codec(): IpcCodec | undefined;
+  cancel(): Promise<void>;
 }
 
-interface Answer {
-  bytes?: Buffer;
-  decoded?: DecodedBody;
-  received: number;
-  contentType: string | undefined;
-}
-
-/**
- * One POST; resolves with the complete 2xx body, rejects with an S2SPError.
- * A stale keep-alive connection gets one retry on a fresh one (post-request.ts).
- *
- * A 2xx body that `streamFor` gives a decoder for (JSON) is decoded as it
- * arrives instead of being kept. A decoding error is only reported once the
- * transfer is over, so a transfer that fails still fails as before.
- */
-function post(
-  url: URL,
-  payload: string,
-  accept: string,
-  { maxBytes, timeoutMs, signal, onProgress, streamFor }: PostOptions,
-): Promise<Answer> {
-  return exchangePost<Answer>(url, payload, accept, { timeoutMs, signal }, (response, finish) => {
-    const status = response.statusCode ?? 0;
-    const contentType = response.headers['content-type'];
-    const ok = status >= 200 && status < 300;
-    // An error document is small; do not let a hostile server make us buffer a lot of it.
-    const limit = ok ? maxBytes : Math.min(maxBytes, 64 * 1024);
-    const declared = Number(response.headers['content-length']);
-    if (ok && Number.isFinite(declared) && declared > maxBytes) {
-      finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'declared', maxBytes, declaredBytes: declared }));
-      return;
+/** Opens the exchange and the decoder of the answer's format; counts a fetch that fails here. */
+async function openBody(resourceUrl: string, options: FetchBodyOptions): Promise<OpenedBody> {
+  const metrics = options.registry === undefined ? undefined : await consumerMetricsFor(options.registry);
+  try {
+    const url = checkResourceUrl(resourceUrl, options.allowedOrigins);
+    const maxBytes = positiveOption(options.maxBytes, 'maxBytes') ?? DEFAULT_MAX_BODY_BYTES;
+    const timeoutMs = positiveOption(options.timeoutMs, 'timeoutMs') ?? DEFAULT_FETCH_TIMEOUT_MS;
+    const format = bodyFormatOption(options.format);
+    const codecs = format === BodyFormat.json ? [] : codecsToAsk(options.codec, isLoopbackHost(url.hostname));
+    const payload = JSON.stringify(requestBody(options));
+    const answer = await openExchange(url, payload, acceptFor(format, codecs), {
+      maxBytes,
+      timeoutMs,
+      signal: options.signal,
+      observe: options.observe,
+    });
+    try {
+      const answered = answeredFormat(answer.contentType);
+      if (format !== BodyFormat.auto && answered !== format) {
+        throw responseInvalid({ problem: 'wrongFormat', asked: format, contentType: answer.contentType });
+      }
+      const coverage = new AnswerCoverage(options.rowIds, options.columns);
+      const decoded = answered === 'arrow' ? await arrowAnswer(answer, maxBytes, coverage) : await jsonAnswer(answer, coverage);
+      const body: OpenedBody = {
+        ...decoded,
+        format: answered,
+        answer,
+        batches: counted(covered(decoded.batches, coverage), answer, metrics, () => body),
+        cancel: async () => {
+          // return() skips the cleanup of a loop never started: stop the transfer as well.
+          await body.batches.return(undefined);
+          answer.stop();
+        },
+      };
+      return body;
+    } catch (error) {
+      answer.stop();
+      throw error;
     }
-    const chunks: Buffer[] = [];
-    let received = 0;
-    const stream = ok ? streamFor(contentType) : undefined;
-    let streamError: unknown;
-    response.on('data', (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > limit) {
-        if (ok) finish(new S2SPError('S2SP_ERR_CONSUMER_BODY_TOO_LARGE', { problem: 'received', maxBytes }));
-        else finish(httpFailure(status, Buffer.concat(chunks)));
-        return;
-      }
-      if (stream === undefined) chunks.push(chunk);
-      else if (streamError === undefined) {
-        try {
-          stream.write(chunk);
-        } catch (error) {
-          streamError = error;
-        }
-      }
-      if (ok) onProgress?.({ type: 'progress', bytes: received, ...(Number.isFinite(declared) ? { totalBytes: declared } : {}) });
-    });
-    response.on('end', () => {
-      if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
-      else if (!ok) finish(httpFailure(status, Buffer.concat(chunks, received)));
-      else {
-        let decoded: DecodedBody | undefined;
-        try {
-          if (streamError !== undefined) throw streamError;
-          decoded = stream?.end();
-        } catch (error) {
-          finish(error as S2SPError);
-          return;
-        }
-        // The total is reached only by a fetch that succeeds.
-        if (!Number.isFinite(declared)) onProgress?.({ type: 'progress', bytes: received, totalBytes: received });
-        finish(undefined, decoded === undefined ? { bytes: Buffer.concat(chunks, received), received, contentType } : { decoded, received, contentType });
-      }
-    });
-    response.on('error', (error) =>
-      finish(fetchFailed({ problem: 'broken' }, error)),
-    );
-    response.on('close', () => {
-      if (!response.complete) finish(fetchFailed({ problem: 'closedEarly' }));
-    });
-  });
+  } catch (error) {
+    metrics?.failed(error);
+    throw error;
+  }
 }
 
-/** `value` when it is a positive number. @throws S2SPError `S2SP_ERR_CONSUMER_ARG_INVALID` otherwise */
-export function positive(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'notPositive', option: name, value });
+type Decoded = Pick<OpenedBody, 'schema' | 'json' | 'compressed' | 'codec'> & { batches: AsyncIterable<RecordBatch> };
+
+async function arrowAnswer(answer: OpenAnswer, maxBytes: number, coverage: AnswerCoverage): Promise<Decoded> {
+  const opened = await openArrowBatches(answer.chunks, maxBytes);
+  coverage.checkColumns(opened.schema);
+  return { schema: opened.schema, batches: opened.batches, compressed: opened.compressed, codec: opened.codec };
+}
+
+/** A JSON answer arrives whole anyway: decoded as it comes, then handed over as its table's batches. */
+async function jsonAnswer(answer: OpenAnswer, coverage: AnswerCoverage): Promise<Decoded> {
+  const stream = new JsonBodyStream();
+  for await (const chunk of answer.chunks) stream.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  const json = stream.end();
+  coverage.checkColumns(json.table.schema, { columns: json.columns, rows: json.table.numRows });
+  return { schema: json.table.schema, json, batches: fromArray(json.table.batches), compressed: () => false, codec: () => undefined };
+}
+
+/** The batches, each recorded by `coverage`, which checks at the end that every requested row came. */
+async function* covered(batches: AsyncIterable<RecordBatch>, coverage: AnswerCoverage): AsyncGenerator<RecordBatch> {
+  for await (const batch of batches) {
+    coverage.see(batch);
+    yield batch;
   }
-  return value;
+  coverage.finish();
+}
+
+/** The batches, then the fetch counted (done or failed); the transfer is stopped however the iteration ends early. */
+async function* counted(
+  batches: AsyncIterable<RecordBatch>,
+  answer: OpenAnswer,
+  metrics: ConsumerMetrics | undefined,
+  body: () => OpenedBody,
+): AsyncGenerator<RecordBatch> {
+  let complete = false;
+  try {
+    yield* batches;
+    complete = true;
+    const { format, compressed, codec } = body();
+    metrics?.fetched({ format, compressed: compressed(), codec: codec(), bytesReceived: answer.received() });
+  } catch (error) {
+    metrics?.failed(error);
+    throw error;
+  } finally {
+    // A complete answer leaves its keep-alive connection to the pool.
+    if (!complete) answer.stop();
+  }
+}
+
+async function* fromArray(batches: readonly RecordBatch[]): AsyncGenerator<RecordBatch> {
+  yield* batches;
 }

@@ -5,24 +5,14 @@
  * and message go into ours, with advice for the common cases (worded in
  * errors.ts): a 404 means the single-use token is gone and the resource tool
  * must be called again. The Python reference answers `{"error": "<text>"}`,
- * which is read too. A 2xx answer that cannot be decoded (either wire format)
- * is RESPONSE_INVALID, built here so both decoders word it alike.
+ * which is read too. (A 2xx answer that cannot be decoded is
+ * json/decoded-body.ts's RESPONSE_INVALID.)
  */
 import { S2SPError, type ErrorParams } from '../errors.js';
 
 /** `S2SP_ERR_CONSUMER_FETCH_FAILED` for one of its situations, with an optional cause. */
 export function fetchFailed(params: ErrorParams<'S2SP_ERR_CONSUMER_FETCH_FAILED'>, cause?: unknown): S2SPError {
   return new S2SPError('S2SP_ERR_CONSUMER_FETCH_FAILED', params, cause === undefined ? undefined : { cause });
-}
-
-/**
- * `S2SP_ERR_CONSUMER_RESPONSE_INVALID`: a 2xx answer that is not a whole S2SP
- * body (not ours, malformed, or cut short), never to be read as fewer rows.
- * @param params what is wrong with it
- * @param cause the decoder's own error, if any
- */
-export function responseInvalid(params: ErrorParams<'S2SP_ERR_CONSUMER_RESPONSE_INVALID'>, cause?: unknown): S2SPError {
-  return new S2SPError('S2SP_ERR_CONSUMER_RESPONSE_INVALID', params, cause === undefined ? undefined : { cause });
 }
 
 /**

@@ -13,7 +13,7 @@
  */
 import { RecordBatch, Schema, Struct, Table, makeData, type Data, type Field } from 'apache-arrow';
 import { ROW_ID } from '../protocol/row-id.js';
-import { stringifyJsonExact } from '../table/exact-json.js';
+import { stringifyJsonExact } from '../json/exact-json.js';
 import type { Row } from '../table/rows-from-table.js';
 import { projectColumns } from '../table/select.js';
 import { canTakeField, takeRows } from '../table/take-rows.js';

@@ -11,17 +11,37 @@
  *   body_data    -> its rows (the chosen ones), as batches, ascending _row_id
  *   neither      -> the abstract rows as batches, ascending _row_id
  *
- * column_mapping renames the columns of both.
+ * column_mapping renames the columns of both. The rows flavour
+ * (resolve.ts) is this, collected and merged.
  */
 import type { RecordBatch, Schema } from 'apache-arrow';
+import type { Registry } from 'prom-client';
 import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { applyColumnMapping, batchRenamer } from './column-mapping.js';
 import { checkConsumerArgs, parseBodyData, type ConsumerArgs } from './consumer-args.js';
-import { fetchBodyBatches } from './fetch-batches.js';
-import { uniqueIds, type ResolveOptions, type ResolvedRows } from './resolve.js';
+import { fetchBodyBatches, type FetchBodyOptions } from './fetch-body.js';
+
+/** Options of {@link resolveConsumerBatches} and resolveConsumerRows. */
+export interface ResolveOptions {
+  /** Origins trusted besides loopback for resource_url. */
+  allowedOrigins?: readonly string[];
+  /** Largest body fetched, in bytes (the fetch's default when absent). */
+  maxBodyBytes?: number;
+  /** Time limit of each wait for the server in milliseconds (the fetch's default when absent). */
+  timeoutMs?: number;
+  /** A prom-client Registry that counts the fetches (the fetch's `registry`). */
+  registry?: Registry;
+  /** Progress of the fetch, as the fetch reports it. */
+  observe?: FetchBodyOptions['observe'];
+  /** Aborts the fetch (the tool call was cancelled): the transfer is cut, so the data plane keeps the token and releases its lease. */
+  signal?: AbortSignal;
+}
+
+/** Where a consumer's body came from; `abstract_only` when neither resource_url nor body_data was given. */
+export type BodySource = 'resource_url' | 'body_data' | 'abstract_only';
 
 /** What a consumer handler that asks for batches receives. */
 export interface ResolvedBatches {
@@ -32,7 +52,7 @@ export interface ResolvedBatches {
   /** The body, batch by batch as it arrives, in ascending `_row_id`; read once. */
   batches: AsyncIterable<RecordBatch>;
   /** Where the body came from; `abstract_only` when neither resource_url nor body_data was given. */
-  source: ResolvedRows['source'];
+  source: BodySource;
   /** Bytes received over the data plane so far (0 unless source is resource_url). */
   readonly bytesReceived: number;
   /** Stops a transfer still running (the token stays unconsumed). */
@@ -61,6 +81,8 @@ export async function resolveConsumerBatches(args: ConsumerArgs, options: Resolv
         maxBytes: options.maxBodyBytes,
         timeoutMs: options.timeoutMs,
         signal: options.signal,
+        registry: options.registry,
+        observe: options.observe,
         rowIds: ids,
       });
       const renamer = batchRenamer(fetched.schema, mapping);
@@ -90,7 +112,7 @@ export async function resolveConsumerBatches(args: ConsumerArgs, options: Resolv
 }
 
 /** A body already held as rows (sync mode's body_data, or the abstract alone), as batches. */
-function fromRows(abstract: Row[] | '*', rows: Row[], source: ResolvedRows['source']): ResolvedBatches {
+function fromRows(abstract: Row[] | '*', rows: Row[], source: BodySource): ResolvedBatches {
   const sorted = [...rows].sort((a, b) => (a[ROW_ID] as number) - (b[ROW_ID] as number));
   const table = tableFromRows(sorted, { preserveRowIds: true });
   return {
@@ -109,4 +131,9 @@ async function* renamed(batches: AsyncIterable<RecordBatch>, rename: (batch: Rec
 
 async function* fromArray(batches: readonly RecordBatch[]): AsyncGenerator<RecordBatch> {
   yield* batches;
+}
+
+/** The abstract's ids, each once, in first-seen order. */
+export function uniqueIds(rows: readonly Row[]): number[] {
+  return [...new Set(rows.map((row) => row[ROW_ID] as number))];
 }

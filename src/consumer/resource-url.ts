@@ -11,6 +11,7 @@
 import { isWellFormedToken, redactToken } from '../protocol/token.js';
 import { S2SPError } from '../errors.js';
 import { tokenSegmentOf } from '../protocol/data-path.js';
+import { isLoopbackHost } from '../protocol/loopback.js';
 
 /**
  * Origins a consumer trusts besides loopback: none. Loopback (localhost,
@@ -56,14 +57,6 @@ export function checkResourceUrl(resourceUrl: string, allowedOrigins: readonly s
     throw new S2SPError('S2SP_ERR_CONSUMER_ORIGIN_REFUSED', { origin: url.origin, allowedOrigins: allowed });
   }
   return url;
-}
-
-/** True for `localhost`, any 127.0.0.0/8 address and `[::1]` (URL.hostname form). */
-export function isLoopbackHost(hostname: string): boolean {
-  if (hostname === 'localhost' || hostname === '[::1]') return true;
-  // URL has already normalised IPv4 spellings (0x7f.1, 2130706433) to dotted quads.
-  const quad = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(hostname);
-  return quad !== null && quad[1] === '127';
 }
 
 /** `URL.origin` of each entry, so `https://X.example:443/` equals `https://x.example`. */

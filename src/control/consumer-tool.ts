@@ -7,8 +7,8 @@
 import type { Table } from 'apache-arrow';
 import * as z from 'zod/v4';
 import type { ConsumerArgs } from '../consumer/consumer-args.js';
-import { resolveConsumerRows, type ResolveOptions, type ResolvedRows } from '../consumer/resolve.js';
-import { resolveConsumerBatches, type ResolvedBatches } from '../consumer/resolve-batches.js';
+import { resolveConsumerRows, type ResolvedRows } from '../consumer/resolve.js';
+import { resolveConsumerBatches, type ResolveOptions, type ResolvedBatches } from '../consumer/resolve-batches.js';
 import { functionOption, invalidOption, nonEmptyStringOption, optionsObject, positiveOption, stringListOption } from '../option-checks.js';
 import type { Row } from '../table/rows-from-table.js';
 import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
@@ -150,14 +150,21 @@ function registerBatchConsumerTool<Host extends McpToolHost>(
 ): RegisteredToolOf<Host> {
   return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, async (args: ConsumerArgs, extra) => {
     let resolved: ResolvedBatches | undefined;
+    // Progress of the body, in bytes, as the handler reads its batches.
+    const progress = progressReporterFor(extra, 'fetching the body (bytes)');
     try {
-      resolved = await resolveConsumerBatches(args, { ...options, signal: toolCallOf(extra).signal });
+      resolved = await resolveConsumerBatches(args, {
+        ...options,
+        signal: toolCallOf(extra).signal,
+        ...(progress === undefined ? {} : { observe: ({ bytes, totalBytes }: ProgressEvent) => progress.report(bytes, totalBytes) }),
+      });
       const result = await handler(resolved, extra);
       return isToolResult(result) ? result : jsonToolResult(result);
     } catch (error) {
       return toolFailureResult(error, name, observe);
     } finally {
       await resolved?.cancel();
+      await progress?.flush();
     }
   });
 }

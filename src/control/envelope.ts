@@ -5,8 +5,8 @@
 import type { Schema, Table } from 'apache-arrow';
 import { AbstractFormat } from '../protocol/abstract-format.js';
 import { ROW_ID } from '../protocol/row-id.js';
-import { stringifyJsonExact } from '../table/exact-json.js';
-import { jsonArrayRowFragment, jsonRowFragment } from '../table/json-encoding.js';
+import { stringifyJsonExact } from '../json/exact-json.js';
+import { jsonArrayRowFragment, jsonRowFragment } from '../json/body-writer.js';
 import { rowsFromTable, type Row } from '../table/rows-from-table.js';
 import { projectColumns } from '../table/select.js';
 

@@ -13,7 +13,7 @@ import { functionOption, integerOption, invalidOption, nonEmptyStringOption, opt
 import { ABSTRACT_FORMATS, type AbstractFormat } from '../protocol/abstract-format.js';
 import { SYNC_BODY_META_KEY } from '../protocol/sync-body-meta.js';
 import { bodyTableOf } from '../table/body-table.js';
-import { stringifyJsonExact } from '../table/exact-json.js';
+import { stringifyJsonExact } from '../json/exact-json.js';
 import { tableFromRows } from '../table/table-from-rows.js';
 import { checkDomainsExist, parseAbstractDomains } from './abstract-domains.js';
 import { DEFAULT_ABSTRACT_ROW_LIMIT, bodyText, buildEnvelope, dataColumns, envelopeText, rowsText, type AnyEnvelope } from './envelope.js';

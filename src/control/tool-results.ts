@@ -7,7 +7,7 @@ import type { ToolResult as CallToolResult } from './tool-host.js';
 import { S2SPError, isS2SPError } from '../errors.js';
 import type { Listener, ToolFailedEvent } from '../observe.js';
 import { redactedError } from '../protocol/log-redaction.js';
-import { stringifyJsonExact } from '../table/exact-json.js';
+import { stringifyJsonExact } from '../json/exact-json.js';
 
 /** `_meta` key holding an error's stable code. */
 export const ERROR_CODE_META_KEY = 's2sp/error-code';

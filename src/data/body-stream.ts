@@ -27,7 +27,7 @@ import { hasDictionaries } from '../table/decode-dictionaries.js';
 import { projectColumns } from '../table/select.js';
 import type { IpcCodec } from '../protocol/media-types.js';
 import { END_OF_STREAM } from '../protocol/arrow-framing.js';
-import { jsonDocumentTail } from '../table/json-encoding.js';
+import { JSON_BODY_OPEN as JSON_OPEN, jsonBodyClose as jsonDocumentTail } from '../protocol/json-body-bytes.js';
 import { chunkLength, type RowChunk } from '../table/row-chunks.js';
 import type { EncoderPool } from '../worker/encoder-pool.js';
 
@@ -61,7 +61,6 @@ export interface BodyStreamPlan {
   readonly signal?: AbortSignal;
 }
 
-const JSON_OPEN = Buffer.from('{"body":[');
 const COMMA = Buffer.from(',');
 
 /** True when a chunk is encoded on the main thread instead of in a worker. */

@@ -10,7 +10,7 @@
  */
 import type { Table } from 'apache-arrow';
 import { selectionIpc } from '../ipc/selection-ipc.js';
-import { selectionJson } from '../table/selection-json.js';
+import { selectionJson } from '../json/selection-writer.js';
 import { selectionPlanOf } from '../table/selection-plan.js';
 import type { ResolvedFetch } from './fetch-request.js';
 import type { ResponseFormat } from './negotiate.js';

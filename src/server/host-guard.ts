@@ -14,7 +14,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { S2SPError } from '../errors.js';
 import { invalidOption } from '../option-checks.js';
-import { isLoopbackHost } from '../consumer/resource-url.js';
+import { isLoopbackHost } from '../protocol/loopback.js';
 
 /** Options of {@link createHostGuard}. */
 export interface HostGuardOptions {

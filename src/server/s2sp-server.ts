@@ -14,8 +14,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Registry } from 'prom-client';
 import type { BodyStore, StoreEvent } from '../cache/body-store.js';
 import { MemoryStore, type MemoryStoreOptions } from '../cache/memory-store.js';
-import type { ResolveOptions } from '../consumer/resolve.js';
-import { isLoopbackHost } from '../consumer/resource-url.js';
+import type { ResolveOptions } from '../consumer/resolve-batches.js';
+import { isLoopbackHost } from '../protocol/loopback.js';
 import type { DataPlaneOptions } from '../data/data-plane-plugin.js';
 import { createDataPlane, listeningOrigin, type DataPlane } from '../data/data-plane-handle.js';
 import { errorForReply } from '../data/error-reply.js';

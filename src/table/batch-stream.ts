@@ -14,7 +14,7 @@ import { S2SPError } from '../errors.js';
 import { MAX_ROW_ID, ROW_ID } from '../protocol/row-id.js';
 import { checkPositional } from './body-table.js';
 import { decodeDictionaries, hasDictionaries } from './decode-dictionaries.js';
-import { batchWithRowIds, bodySchemaOf } from './row-id.js';
+import { batchWithRowIds, bodySchemaOf } from './with-row-ids.js';
 import { assertCarriableSchema } from './carriable-types.js';
 
 /** Batches as a handler may return them: any async iterable of RecordBatch, e.g. an arrow-js RecordBatchReader. */

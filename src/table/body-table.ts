@@ -9,7 +9,7 @@ import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import { assertCarriableSchema } from './carriable-types.js';
 import { hasDictionaries } from './decode-dictionaries.js';
-import { hasRowIds, withRowIds } from './row-id.js';
+import { hasRowIds, withRowIds } from './with-row-ids.js';
 
 /**
  * Input table -> its body table. A resource tool that returns the same Table

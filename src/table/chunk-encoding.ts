@@ -7,7 +7,7 @@
 import { Table } from 'apache-arrow';
 import { recordBatchMessage, type BufferCompression } from '../ipc/message-writer.js';
 import type { IpcCodec } from '../protocol/media-types.js';
-import { jsonRowFragment } from './json-encoding.js';
+import { jsonRowFragment } from '../json/body-writer.js';
 import { chunkBatches, type RowChunk } from './row-chunks.js';
 
 /** What a chunk is encoded as. */

@@ -18,7 +18,7 @@
  */
 
 import { S2SPError } from '../errors.js';
-import { WholeFloat } from './exact-json.js';
+import { WholeFloat } from '../json/whole-float.js';
 
 /** The storage kinds a JSON column can be inferred as. */
 export const ColumnKind = {

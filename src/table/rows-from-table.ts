@@ -3,7 +3,8 @@
  * that wants rows rather than columns: consumer handlers, abstracts.
  */
 import type { Table } from 'apache-arrow';
-import { valueReader, type ValueReader } from './column-readers.js';
+import { valueReader } from '../json/column-codec.js';
+import type { ValueReader } from '../json/json-codec.js';
 
 /** A row as user code sees it. */
 export type Row = Record<string, unknown>;

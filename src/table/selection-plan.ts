@@ -11,7 +11,8 @@
  */
 import type { Data, Field, Table } from 'apache-arrow';
 import { ROW_ID } from '../protocol/row-id.js';
-import { jsonWriter, type JsonWriter } from './json-column-writers.js';
+import { jsonWriter } from '../json/column-codec.js';
+import type { JsonWriter } from '../json/json-codec.js';
 
 /** A body seen through one projection. */
 export interface SelectionPlan {

@@ -26,10 +26,11 @@ import {
 import type { DataProps } from 'apache-arrow/data';
 import { S2SPError } from '../errors.js';
 import { ColumnKind, ColumnObserver } from './column-kind.js';
-import { WholeFloat, stringifyJsonExact } from './exact-json.js';
+import { stringifyJsonExact } from '../json/exact-json.js';
+import { WholeFloat } from '../json/whole-float.js';
 import { isWellFormedText } from './carriable-types.js';
-import { jsonField } from './json-column.js';
-import { ROW_ID_FIELD, rowIdData } from './row-id.js';
+import { jsonField } from '../json/json-text-field.js';
+import { ROW_ID_FIELD, rowIdData } from './with-row-ids.js';
 import { ROW_ID } from '../protocol/row-id.js';
 
 type Row = Record<string, unknown>;

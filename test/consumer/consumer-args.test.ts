@@ -1,4 +1,4 @@
-import { WholeFloat } from '../../src/table/exact-json.js';
+import { WholeFloat } from '../../src/json/whole-float.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isGiven, parseAbstractData, parseBodyData } from '../../src/consumer/consumer-args.js';

@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fetchBody } from '../../src/consumer/fetch-body.js';
-import { fetchBodyBatches } from '../../src/consumer/fetch-batches.js';
+import { fetchBodyBatches } from '../../src/consumer/fetch-body.js';
 import type { IpcCodec } from '../../src/protocol/media-types.js';
 import { NEEDS_LZ4, NEEDS_ZSTD, sendBytes } from '../support/arrow-streams.js';
 import { codeOf } from '../support/code-of.js';

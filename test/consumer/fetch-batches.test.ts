@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Table, tableFromArrays, type RecordBatch } from 'apache-arrow';
 import { fetchBody } from '../../src/consumer/fetch-body.js';
-import { fetchBodyBatches, type StreamedBody } from '../../src/consumer/fetch-batches.js';
+import { fetchBodyBatches, type StreamedBody } from '../../src/consumer/fetch-body.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { NEEDS_LZ4, ipcOf, lz4IpcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { mintToken } from '../../src/protocol/token.js';
-import { DEFAULT_ALLOWED_ORIGINS, checkResourceUrl, isLoopbackHost } from '../../src/consumer/resource-url.js';
+import { DEFAULT_ALLOWED_ORIGINS, checkResourceUrl } from '../../src/consumer/resource-url.js';
 import { codeThrownBy } from '../support/code-of.js';
 
 const token = mintToken();
@@ -100,12 +100,4 @@ test('an unparseable URL holding a token is not echoed', () => {
 test('a malformed allowed origin is a configuration error', () => {
   assert.equal(codeThrownBy(() => checkResourceUrl(`http://127.0.0.1${path}`, ['not an origin'])), 'S2SP_ERR_CONSUMER_ARG_INVALID');
   assert.equal(codeThrownBy(() => checkResourceUrl(`http://127.0.0.1${path}`, ['ftp://x.example'])), 'S2SP_ERR_CONSUMER_ARG_INVALID');
-});
-
-test('isLoopbackHost', () => {
-  assert.equal(isLoopbackHost('127.0.0.1'), true);
-  assert.equal(isLoopbackHost('[::1]'), true);
-  assert.equal(isLoopbackHost('localhost'), true);
-  assert.equal(isLoopbackHost('128.0.0.1'), false);
-  assert.equal(isLoopbackHost('example.com'), false);
 });

@@ -2,12 +2,12 @@
  * The consumer survives kept-alive connections the server closed: a request
  * sent on a reused socket that fails with ECONNRESET/EPIPE before any
  * response byte is sent once more, on a fresh connection; fetchBody and
- * fetchBodyBatches alike (they send through consumer/post-request.ts).
+ * fetchBodyBatches alike (they share consumer/http-exchange.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
-import { fetchBodyBatches } from '../../src/consumer/fetch-batches.js';
+import { fetchBodyBatches } from '../../src/consumer/fetch-body.js';
 import { fetchBody } from '../../src/consumer/fetch-body.js';
 import { codeOf } from '../support/code-of.js';
 import { sendJson, startStandIn } from '../support/stand-in-server.js';

@@ -12,8 +12,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { RedisStore } from '../../src/cache/redis-store.js';
+import { Registry } from 'prom-client';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { connectInMemory } from '../support/in-memory-client.js';
+import { parsePrometheusText, valueOf } from '../support/prometheus-text.js';
 import { redisSkipReason, startRedisServer } from '../support/redis-server.js';
 
 /** ~10 MB as JSON, ~7 MB as Arrow: far over one socket read, and over the 1 MiB progress step. */
@@ -109,6 +111,34 @@ test('progress: a consumer tool fetching a large body reports bytes received, en
   // Content-Length, so the total may be known from the first one; a streamed one learns it at the end.
   assert.ok(progress.length >= 3, `${progress.length} notifications`);
   assert.ok(progress[0].total === undefined || progress[0].total === total, `first total ${progress[0].total}`);
+});
+
+test('regression: a batch consumer tool ({ batches: true }) reports progress and is counted by its registry, as the rows flavour is', async (t) => {
+  const resource = new S2SPServer({ name: 'resource' });
+  resource.resourceTool('big', { description: 'a large table' }, () => BIG_ROWS);
+  await resource.listen();
+  const resourceClient = await connectInMemory(resource, t);
+  const registry = new Registry();
+  const consumer = new S2SPServer({ name: 'consumer', registry });
+  consumer.consumerTool(
+    'load',
+    { description: 'loads batches' },
+    async ({ batches }) => {
+      let rows = 0;
+      for await (const batch of batches) rows += batch.numRows;
+      return { rows };
+    },
+    { batches: true },
+  );
+  const consumerClient = await connectInMemory(consumer, t);
+
+  const envelope = JSON.parse(textOf(await resourceClient.callTool({ name: 'big', arguments: { abstract_domains: 'mag' } })));
+  const { result, progress } = await callWithProgress(consumerClient, 'load', { abstract_data: '*', resource_url: envelope.resource_url });
+  assert.equal(JSON.parse(textOf(result)).rows, BIG_ROWS.length);
+  const total = assertGrowsToTotal(progress, 'batch consumer');
+  const samples = parsePrometheusText(await registry.metrics());
+  assert.equal(valueOf(samples, 's2sp_consumer_fetches_total', { format: 'arrow' }), 1);
+  assert.equal(valueOf(samples, 's2sp_consumer_bytes_received_total', { format: 'arrow' }), total);
 });
 
 test('progress over Streamable HTTP: a request with a progress token is answered as an event stream that carries it', async (t) => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { createDataPlane } from '../../src/data/data-plane-handle.js';
-import { withRowIds } from '../../src/table/row-id.js';
+import { withRowIds } from '../../src/table/with-row-ids.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { codeThrownBy } from '../support/code-of.js';
 

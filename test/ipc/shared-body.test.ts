@@ -7,7 +7,7 @@ import { fetchBody } from '../../src/consumer/fetch-body.js';
 import { createDataPlane } from '../../src/data/data-plane-handle.js';
 import { sharedIpcFromBatches, sharedIpcFromTable } from '../../src/ipc/shared-body.js';
 import { openBodyBatches } from '../../src/table/batch-stream.js';
-import { withRowIds } from '../../src/table/row-id.js';
+import { withRowIds } from '../../src/table/with-row-ids.js';
 import { codeOf } from '../support/code-of.js';
 
 async function* batchesOf(batches: readonly RecordBatch[]): AsyncGenerator<RecordBatch> {

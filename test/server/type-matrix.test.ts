@@ -27,7 +27,7 @@ import { fetchBody } from '../../src/consumer/fetch-body.js';
 import { ipcCodecAvailable } from '../../src/ipc/codec-registry.js';
 import { registerArrowDecoder } from '../support/arrow-streams.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
-import { parseJsonExact } from '../../src/table/exact-json.js';
+import { parseJsonExact } from '../../src/json/exact-json.js';
 import { connectInMemory } from '../support/in-memory-client.js';
 import { MATRIX, MATRIX_ROWS, expectedRowText, matrixTable, type MatrixColumn } from '../support/type-matrix.js';
 import { CLI_PATH as CLI } from '../support/cli-process.js';

@@ -10,7 +10,7 @@ import { Dictionary, Field, Int32, List, Struct, Table, TimeUnit, Timestamp, Utf
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { ERROR_CODE_META_KEY } from '../../src/control/tool-results.js';
-import { withRowIds } from '../../src/table/row-id.js';
+import { withRowIds } from '../../src/table/with-row-ids.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { connectInMemory } from '../support/in-memory-client.js';
 import { codeThrownBy } from '../support/code-of.js';

@@ -4,9 +4,10 @@ import fc from 'fast-check';
 import { Type, tableFromIPC, tableToIPC, type Field, type Int, type Table } from 'apache-arrow';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
-import { jsonBodyChunks } from '../../src/table/json-encoding.js';
-import { isJsonField } from '../../src/table/json-column.js';
-import { WholeFloat, parseJsonExact } from '../../src/table/exact-json.js';
+import { jsonBodyChunks } from '../../src/json/body-writer.js';
+import { isJsonField } from '../../src/json/json-text-field.js';
+import { parseJsonExact } from '../../src/json/exact-json.js';
+import { WholeFloat } from '../../src/json/whole-float.js';
 
 type Row = Record<string, unknown>;
 

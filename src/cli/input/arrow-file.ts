@@ -14,7 +14,7 @@
  */
 import type { Table } from 'apache-arrow';
 import { S2SPError, isS2SPError, type ErrorParams } from '../../errors.js';
-import { withRowIds } from '../../table/row-id.js';
+import { withRowIds } from '../../table/with-row-ids.js';
 import { checkedTable, decompressionBudget } from '../../ipc/checked-batch.js';
 import { outlineIpcFile } from '../../ipc/file-walk.js';
 import { IpcStreamError, outlineIpcStream, type StreamOutline } from '../../ipc/stream-walk.js';

@@ -9,7 +9,7 @@
  * the surface); other GeoJSON calls that position "elevation", and we keep
  * the value as written either way.
  */
-import { WholeFloat } from '../../table/exact-json.js';
+import { WholeFloat } from '../../json/whole-float.js';
 import { S2SPError } from '../../errors.js';
 import type { Row } from '../../table/rows-from-table.js';
 

@@ -11,7 +11,7 @@
  */
 import { S2SPError, type ErrorParams } from '../../errors.js';
 import type { Row } from '../../table/rows-from-table.js';
-import { parseJsonExact } from '../../table/exact-json.js';
+import { parseJsonExact } from '../../json/exact-json.js';
 import { isFeatureCollection, rowsFromFeatureCollection } from './geojson.js';
 import { TableFileFormat } from './table-file-format.js';
 

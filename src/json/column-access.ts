@@ -1,7 +1,7 @@
 /**
  * Reading one Arrow column chunk element by element, shared by the JSON
- * writer (json-column-writers.ts) and the row reader (column-readers.ts) so
- * both see the same values.
+ * codecs of every type family (column-codec.ts), writers and readers alike,
+ * so both see the same values.
  *
  * Layout after arrow-js slicing (data.ts `_sliceBuffers`, `slice`):
  *   - fixed-width values, var-width offsets, view structs and union type ids

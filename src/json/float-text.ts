@@ -11,6 +11,7 @@
  * does), and a whole value keeps a fraction (`2.0`, `-0.0`), so a reader that
  * types numbers by their text (Python's `json`) still sees a float.
  */
+import { DOT, LOWER_E } from './bytes.js';
 
 /** The JSON string standing for a non-finite float (undefined for a finite one). */
 export function nonFiniteName(v: number): 'NaN' | 'Infinity' | '-Infinity' | undefined {
@@ -36,7 +37,7 @@ export function finiteFloatText(v: number): string {
   // String() writes 1e21 and beyond, and tiny values, with an exponent: already a float to any reader.
   for (let k = 0; k < text.length; k++) {
     const c = text.charCodeAt(k);
-    if (c === 0x2e || c === 0x65) return text; // '.' or 'e'
+    if (c === DOT || c === LOWER_E) return text;
   }
   return `${text}.0`;
 }

@@ -4,11 +4,10 @@
  * Table, no stream. The bytes equal what the chunked path writes (the same
  * per-column writers over the same values; test/data/small-response.test.ts).
  */
+import { JSON_BODY_OPEN, JSON_ROW_SEPARATOR, jsonBodyClose } from '../protocol/json-body-bytes.js';
+import { batchOfRow, type SelectionPlan } from '../table/selection-plan.js';
 import { ByteWriter } from './byte-writer.js';
-import { jsonDocumentTail } from './json-encoding.js';
-import { batchOfRow, type SelectionPlan } from './selection-plan.js';
-
-const OPEN = new TextEncoder().encode('{"body":[');
+import { CLOSE_BRACE } from './bytes.js';
 const NAMES_MEMO = 'json:names';
 
 /**
@@ -28,7 +27,7 @@ export function selectionJson(plan: SelectionPlan, ids: ArrayLike<number>): Buff
   const w = scratch;
   w.pos = 0;
   try {
-    w.bytes(OPEN);
+    w.bytes(JSON_BODY_OPEN);
     const keys = plan.jsonKeys;
     const width = keys.length;
     let b = ids.length > 0 ? batchOfRow(plan, ids[0], 0) : 0;
@@ -45,15 +44,15 @@ export function selectionJson(plan: SelectionPlan, ids: ArrayLike<number>): Buff
       }
       const i = id - start;
       w.ensure(1);
-      if (k > 0) w.buf[w.pos++] = 0x2c; // ','
+      if (k > 0) w.buf[w.pos++] = JSON_ROW_SEPARATOR;
       for (let c = 0; c < width; c++) {
         w.bytes(keys[c]);
         writers[c](w, i);
       }
       w.ensure(1);
-      w.buf[w.pos++] = 0x7d; // '}'
+      w.buf[w.pos++] = CLOSE_BRACE;
     }
-    w.utf8(jsonDocumentTail(ids.length, namesOf(plan)));
+    w.utf8(jsonBodyClose(ids.length, namesOf(plan)));
     const out = Buffer.allocUnsafe(w.pos);
     out.set(w.buf.subarray(0, w.pos));
     return out;

@@ -18,19 +18,21 @@
  * (a row larger than a run, a syntax error) does the byte scanner cut it.
  *
  * The result, and the error for a body that is not ours, are those of
- * bodyFromJson over the whole body (json-body.ts, which stays the reference):
+ * bodyFromJson over the whole body (body-reader.ts, which stays the reference):
  * any syntax error anywhere is `notJson`, and otherwise the checks come in
  * its order (noBody, the first bad row, total_rows, columns_returned). A
  * document whose root is not an object is buffered and handed to
  * bodyFromJson whole: it is not ours, and that keeps its error exact.
  */
 import { isS2SPError, type S2SPError } from '../errors.js';
+import { BODY_KEY, COLUMNS_RETURNED_KEY, TOTAL_ROWS_KEY } from '../protocol/json-body-bytes.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
-import { parseJsonExact } from '../table/exact-json.js';
-import { exactFromParsed, parseJsonExactFast } from '../table/exact-literals.js';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, isSpace } from './bytes.js';
+import { parseJsonExact } from './exact-json.js';
+import { exactFromParsed, parseJsonExactFast } from './exact-literals.js';
 import { RowColumns } from '../table/row-columns.js';
-import { responseInvalid as invalid } from './http-failure.js';
-import { bodyFromJson, type DecodedBody } from './json-body.js';
+import { bodyFromJson } from './body-reader.js';
+import { responseInvalid as invalid, type DecodedBody } from './decoded-body.js';
 
 /** Whole rows gathered before they are decoded: large enough to amortise a parse, small against the body. */
 const FLUSH_BYTES = 1 << 20;
@@ -38,62 +40,49 @@ const FLUSH_BYTES = 1 << 20;
 const BITMAP_IDS = 1 << 26;
 /** `}` tried from a run's end before the byte scanner cuts it: a partial row ends in few of them. */
 const CUT_ATTEMPTS = 4;
-/** How the data plane's JSON writer joins two rows (json-encoding.ts): a likely cut, checked like any other. */
-const ROW_BOUNDARY = Buffer.from('},{"_row_id":');
-
-const SPACE = 0x20;
-const TAB = 0x09;
-const LF = 0x0a;
-const CR = 0x0d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+/** `{` looked at from a run's end for a row join (`}`, `,`, `{` with any spacing) before the last `}`s are tried. */
+const JOIN_ATTEMPTS = 64;
 
 /** Where the scanner is in the document. */
-const enum At {
+const At = {
   /** Before the root: whitespace, then `{`. */
-  Start,
+  Start: 0,
   /** After `{`: a key or `}`. */
-  FirstKey,
+  FirstKey: 1,
   /** After `,` in the root: a key. */
-  Key,
+  Key: 2,
   /** Inside a key string. */
-  InKey,
+  InKey: 3,
   /** After a key: `:`. */
-  Colon,
+  Colon: 4,
   /** After `:`: a value. */
-  Value,
+  Value: 5,
   /** Inside a value other than the body array (captured whole). */
-  InValue,
+  InValue: 6,
   /** After a root value: `,` or `}`. */
-  AfterValue,
+  AfterValue: 7,
   /** After `[` of the body: a row or `]`. */
-  FirstRow,
+  FirstRow: 8,
   /** After `,` in the body: a row. */
-  Row,
+  Row: 9,
   /** Inside a row, scanned byte by byte. */
-  InRow,
+  InRow: 10,
   /** Inside the body from a row's start, bytes gathered unscanned. */
-  Fast,
+  Fast: 11,
   /** After a row: `,` or `]`. */
-  AfterRow,
+  AfterRow: 12,
   /** After the root's `}`: whitespace only. */
-  Done,
+  Done: 13,
   /** The root is not an object: every byte kept for bodyFromJson. */
-  NotOurs,
-}
-
-const isSpace = (c: number): boolean => c === SPACE || c === LF || c === CR || c === TAB;
+  NotOurs: 14,
+} as const;
+/** One of {@link At}. */
+type At = (typeof At)[keyof typeof At];
 
 /** A JSON body decoder fed chunk by chunk: {@link write} each chunk, then {@link end}. */
 export class JsonBodyStream {
   readonly #runBytes: number;
-  #at = At.Start;
+  #at: At = At.Start;
   /** Bytes kept before the root `{` (whitespace), or all of them once it is not ours. */
   #kept: Buffer[] = [];
 
@@ -120,6 +109,8 @@ export class JsonBodyStream {
   #slowRun = false;
   /** Absolute offset of the current chunk's first byte. */
   #offset = 0;
+  /** Where the part of the current chunk that belongs to the key, root value or run in progress starts. */
+  #partFrom = 0;
 
   #rows = new RowColumns();
   #rowIndex = 0;
@@ -133,11 +124,11 @@ export class JsonBodyStream {
   #failed: S2SPError | undefined;
 
   /**
-   * @param options.runBytes bytes of rows gathered before they are decoded
-   *   (default 1 MiB; tests make it small to cut runs everywhere)
+   * @param runBytes bytes of rows gathered before they are decoded (1 MiB;
+   *   tests, which import this module directly, make it small to cut runs everywhere)
    */
-  constructor(options: { runBytes?: number } = {}) {
-    this.#runBytes = options.runBytes ?? FLUSH_BYTES;
+  constructor(runBytes = FLUSH_BYTES) {
+    this.#runBytes = runBytes;
   }
 
   /**
@@ -205,198 +196,182 @@ export class JsonBodyStream {
     // Until the root `{`, every byte is kept: a body of whitespace, or one that is not an object, goes to bodyFromJson.
     if (this.#at === At.Start || this.#at === At.NotOurs) this.#kept.push(chunk);
     const n = chunk.length;
-    let i = 0;
-    /** Where the part of this chunk that belongs to the value in progress starts. */
-    let partFrom = 0;
-    while (i < n) {
-      const c = chunk[i];
-      switch (this.#at) {
-        case At.Start:
-          if (isSpace(c)) {
-            i++;
-            continue;
-          }
-          if (c === OPEN_BRACE) {
-            this.#kept = [];
-            this.#at = At.FirstKey;
-            i++;
-            continue;
-          }
-          // Not an object: not ours. bodyFromJson reads it whole and words the error.
-          this.#at = At.NotOurs;
-          return;
-        case At.NotOurs:
-          return;
-        case At.FirstKey:
-        case At.Key:
-          if (isSpace(c)) {
-            i++;
-            continue;
-          }
-          if (c === QUOTE) {
-            this.#at = At.InKey;
-            this.#parts = [];
-            this.#escaped = false;
-            partFrom = i;
-            i++;
-            continue;
-          }
-          if (c === CLOSE_BRACE && this.#at === At.FirstKey) {
-            this.#at = At.Done;
-            i++;
-            continue;
-          }
-          return syntax(c, this.#offset + i);
-        case At.InKey: {
-          const end = this.#stringEnd(chunk, i);
-          if (end < 0) {
-            i = n;
-            continue;
-          }
-          this.#parts.push(chunk.subarray(partFrom, end));
-          this.#key = JSON.parse(Buffer.concat(this.#parts).toString('utf8')) as string;
-          this.#parts = [];
-          this.#at = At.Colon;
-          i = end;
-          continue;
-        }
-        case At.Colon:
-          if (isSpace(c)) {
-            i++;
-            continue;
-          }
-          if (c !== COLON) return syntax(c, this.#offset + i);
-          this.#at = At.Value;
-          i++;
-          continue;
-        case At.Value:
-          if (isSpace(c)) {
-            i++;
-            continue;
-          }
-          if (this.#key === 'body' && c === OPEN_BRACKET) {
-            // The last `body` wins, as in any JSON reader: an earlier one is forgotten.
-            this.#startBody();
-            this.#at = At.FirstRow;
-            i++;
-            continue;
-          }
-          this.#startValue(c);
-          this.#parts = [];
-          partFrom = i;
-          this.#at = At.InValue;
-          if (this.#scalar) continue; // the scalar's first byte is read again by valueEnd
-          i++;
-          continue;
-        case At.InValue: {
-          const end = this.#valueEnd(chunk, i);
-          if (end < 0) {
-            i = n;
-            continue;
-          }
-          this.#parts.push(chunk.subarray(partFrom, end));
-          this.#rootValue(Buffer.concat(this.#parts).toString('utf8'));
-          this.#parts = [];
-          this.#at = At.AfterValue;
-          i = end;
-          continue;
-        }
-        case At.AfterValue:
-          if (isSpace(c)) {
-            i++;
-            continue;
-          }
-          if (c === COMMA) this.#at = At.Key;
-          else if (c === CLOSE_BRACE) this.#at = At.Done;
-          else return syntax(c, this.#offset + i);
-          i++;
-          continue;
-        case At.FirstRow:
-        case At.Row:
-          if (isSpace(c)) {
-            i++;
-            continue;
-          }
-          if (c === CLOSE_BRACKET && this.#at === At.FirstRow) {
-            this.#at = At.AfterValue;
-            i++;
-            continue;
-          }
-          if (c === CLOSE_BRACKET || c === COMMA || c === CLOSE_BRACE || c === COLON) return syntax(c, this.#offset + i);
-          this.#rowStart = this.#offset + i;
-          if (!this.#slowRun) {
-            // Rows the scanner was cutting (the tail of its last run): decode them, then go fast.
-            if (this.#runActive) {
-              this.#runParts.push(chunk.subarray(partFrom, i));
-              this.#flushRun(false);
-            }
-            this.#at = At.Fast;
-            this.#runActive = true;
-            this.#runStart = this.#rowStart;
-            partFrom = i;
-            i = n;
-            continue;
-          }
-          if (!this.#runActive) {
-            this.#runActive = true;
-            this.#runStart = this.#rowStart;
-            this.#wholeEnd = this.#rowStart;
-            partFrom = i;
-          }
-          this.#startValue(c);
-          this.#at = At.InRow;
-          if (!this.#scalar) i++;
-          continue;
-        case At.Fast:
-          i = n;
-          continue;
-        case At.InRow: {
-          const end = this.#valueEnd(chunk, i);
-          if (end < 0) {
-            i = n;
-            continue;
-          }
-          this.#wholeEnd = this.#offset + end;
-          this.#at = At.AfterRow;
-          i = end;
-          continue;
-        }
-        case At.AfterRow:
-          if (isSpace(c)) {
-            i++;
-            continue;
-          }
-          if (c === COMMA) {
-            this.#at = At.Row;
-            i++;
-            continue;
-          }
-          if (c === CLOSE_BRACKET) {
-            if (this.#runActive) {
-              this.#runParts.push(chunk.subarray(partFrom, i));
-              this.#flushRun(false);
-            }
-            this.#at = At.AfterValue;
-            i++;
-            continue;
-          }
-          return syntax(c, this.#offset + i);
-        case At.Done:
-          if (isSpace(c)) {
-            i++;
-            continue;
-          }
-          return syntax(c, this.#offset + i);
-      }
-    }
+    this.#partFrom = 0;
+    for (let i = 0; i < n; ) i = this.#step(chunk, i);
     // A key or root value goes on in the next chunk: keep its bytes (copied: they are few).
-    if (this.#at === At.InKey || this.#at === At.InValue) this.#parts.push(Buffer.from(chunk.subarray(partFrom)));
+    if (this.#at === At.InKey || this.#at === At.InValue) this.#parts.push(Buffer.from(chunk.subarray(this.#partFrom)));
     if (this.#runActive) {
-      this.#runParts.push(chunk.subarray(partFrom));
+      this.#runParts.push(chunk.subarray(this.#partFrom));
       if (this.#at === At.Fast) {
         if (this.#offset + n - this.#runStart >= this.#runBytes) this.#flushFast();
       } else if (this.#wholeEnd - this.#runStart >= this.#runBytes) this.#flushRun(this.#at === At.InRow);
     }
+  }
+
+  /** Scans from `chunk[i]` in the current state; returns where to go on (the chunk's length: at its end). */
+  #step(chunk: Buffer, i: number): number {
+    switch (this.#at) {
+      case At.InKey:
+        return this.#inKey(chunk, i);
+      case At.InValue:
+        return this.#inRootValue(chunk, i);
+      case At.InRow:
+        return this.#inRow(chunk, i);
+      case At.Fast:
+      case At.NotOurs:
+        return chunk.length;
+    }
+    const c = chunk[i];
+    if (isSpace(c)) return i + 1;
+    switch (this.#at) {
+      case At.Start:
+        return this.#root(c, i, chunk.length);
+      case At.FirstKey:
+      case At.Key:
+        return this.#keyStart(c, i);
+      case At.Colon:
+        if (c !== COLON) return this.#syntax(c, i);
+        this.#at = At.Value;
+        return i + 1;
+      case At.Value:
+        return this.#valueStart(c, i);
+      case At.AfterValue:
+        if (c === COMMA) this.#at = At.Key;
+        else if (c === CLOSE_BRACE) this.#at = At.Done;
+        else return this.#syntax(c, i);
+        return i + 1;
+      case At.FirstRow:
+      case At.Row:
+        return this.#firstByteOfRow(chunk, c, i);
+      case At.AfterRow:
+        return this.#afterRow(chunk, c, i);
+      default:
+        return this.#syntax(c, i); // Done: whitespace only
+    }
+  }
+
+  /** The root's first byte: `{`, or the body is not ours and bodyFromJson reads it whole to word the error. */
+  #root(c: number, i: number, n: number): number {
+    if (c !== OPEN_BRACE) {
+      this.#at = At.NotOurs;
+      return n;
+    }
+    this.#kept = [];
+    this.#at = At.FirstKey;
+    return i + 1;
+  }
+
+  /** A key's opening quote, or the `}` of an empty root. */
+  #keyStart(c: number, i: number): number {
+    if (c === QUOTE) {
+      this.#at = At.InKey;
+      this.#parts = [];
+      this.#escaped = false;
+      this.#partFrom = i;
+      return i + 1;
+    }
+    if (c === CLOSE_BRACE && this.#at === At.FirstKey) {
+      this.#at = At.Done;
+      return i + 1;
+    }
+    return this.#syntax(c, i);
+  }
+
+  #inKey(chunk: Buffer, i: number): number {
+    const end = this.#stringEnd(chunk, i);
+    if (end < 0) return chunk.length;
+    this.#parts.push(chunk.subarray(this.#partFrom, end));
+    this.#key = JSON.parse(Buffer.concat(this.#parts).toString('utf8')) as string;
+    this.#parts = [];
+    this.#at = At.Colon;
+    return end;
+  }
+
+  /** A root value's first byte: the body array is scanned row by row, any other value captured whole. */
+  #valueStart(c: number, i: number): number {
+    if (this.#key === BODY_KEY && c === OPEN_BRACKET) {
+      // The last `body` wins, as in any JSON reader: an earlier one is forgotten.
+      this.#startBody();
+      this.#at = At.FirstRow;
+      return i + 1;
+    }
+    this.#startValue(c);
+    this.#parts = [];
+    this.#partFrom = i;
+    this.#at = At.InValue;
+    return this.#scalar ? i : i + 1; // a scalar's first byte is read again by valueEnd
+  }
+
+  #inRootValue(chunk: Buffer, i: number): number {
+    const end = this.#valueEnd(chunk, i);
+    if (end < 0) return chunk.length;
+    this.#parts.push(chunk.subarray(this.#partFrom, end));
+    this.#rootValue(Buffer.concat(this.#parts).toString('utf8'));
+    this.#parts = [];
+    this.#at = At.AfterValue;
+    return end;
+  }
+
+  /**
+   * A row's first byte (or the `]` of an empty body). Outside a slow run the
+   * rest of the chunk is gathered unscanned (Fast); in one, the row is scanned.
+   */
+  #firstByteOfRow(chunk: Buffer, c: number, i: number): number {
+    if (c === CLOSE_BRACKET && this.#at === At.FirstRow) {
+      this.#at = At.AfterValue;
+      return i + 1;
+    }
+    if (c === CLOSE_BRACKET || c === COMMA || c === CLOSE_BRACE || c === COLON) return this.#syntax(c, i);
+    this.#rowStart = this.#offset + i;
+    if (!this.#slowRun) {
+      // Rows the scanner was cutting (the tail of its last run): decode them, then go fast.
+      if (this.#runActive) {
+        this.#runParts.push(chunk.subarray(this.#partFrom, i));
+        this.#flushRun(false);
+      }
+      this.#at = At.Fast;
+      this.#runActive = true;
+      this.#runStart = this.#rowStart;
+      this.#partFrom = i;
+      return chunk.length;
+    }
+    if (!this.#runActive) {
+      this.#runActive = true;
+      this.#runStart = this.#rowStart;
+      this.#wholeEnd = this.#rowStart;
+      this.#partFrom = i;
+    }
+    this.#startValue(c);
+    this.#at = At.InRow;
+    return this.#scalar ? i : i + 1;
+  }
+
+  #inRow(chunk: Buffer, i: number): number {
+    const end = this.#valueEnd(chunk, i);
+    if (end < 0) return chunk.length;
+    this.#wholeEnd = this.#offset + end;
+    this.#at = At.AfterRow;
+    return end;
+  }
+
+  /** After a scanned row: `,` and the next row, or `]` and the body's end. */
+  #afterRow(chunk: Buffer, c: number, i: number): number {
+    if (c === COMMA) {
+      this.#at = At.Row;
+      return i + 1;
+    }
+    if (c !== CLOSE_BRACKET) return this.#syntax(c, i);
+    if (this.#runActive) {
+      this.#runParts.push(chunk.subarray(this.#partFrom, i));
+      this.#flushRun(false);
+    }
+    this.#at = At.AfterValue;
+    return i + 1;
+  }
+
+  #syntax(c: number, i: number): never {
+    const position = this.#offset + i;
+    throw invalid({ problem: 'notJson' }, new SyntaxError(`Unexpected token ${JSON.stringify(String.fromCharCode(c))} in JSON at position ${position}`));
   }
 
   /**
@@ -410,11 +385,11 @@ export class JsonBodyStream {
     const start = this.#runStart;
     this.#runParts = [];
     this.#runActive = false;
-    // First where the data plane starts a row (its `_row_id` comes first), then the last few `}`.
-    const boundary = bytes.lastIndexOf(ROW_BOUNDARY);
+    // First where a row ends and the next begins (any spacing), then the last few `}`.
+    const join = lastRowJoin(bytes);
     let end = bytes.length;
-    for (let attempt = boundary < 0 ? 1 : 0; attempt <= CUT_ATTEMPTS; attempt++) {
-      end = attempt === 0 ? boundary : bytes.lastIndexOf(CLOSE_BRACE, end - 1);
+    for (let attempt = join < 0 ? 1 : 0; attempt <= CUT_ATTEMPTS; attempt++) {
+      end = attempt === 0 ? join : bytes.lastIndexOf(CLOSE_BRACE, end - 1);
       if (end < 0) break;
       const text = `[${bytes.toString('utf8', 0, end + 1)}]`;
       let parsed: unknown;
@@ -439,11 +414,13 @@ export class JsonBodyStream {
   /** Scans bytes already received again, from absolute offset `at`. */
   #rescan(bytes: Buffer, at: number): void {
     const offset = this.#offset;
+    const partFrom = this.#partFrom;
     this.#offset = at;
     try {
       this.#scan(bytes);
     } finally {
       this.#offset = offset;
+      this.#partFrom = partFrom;
     }
   }
 
@@ -513,12 +490,12 @@ export class JsonBodyStream {
   /** Decodes a root value other than the body array and keeps what the checks need. */
   #rootValue(text: string): void {
     const value = parseJsonExact(text, { wholeFloats: true });
-    if (this.#key === 'body') {
+    if (this.#key === BODY_KEY) {
       // A body that is not an array: noBody, unless a later `body` is one.
       this.#startBody();
       this.#bodyIsArray = false;
-    } else if (this.#key === 'total_rows') this.#totalRows = value;
-    else if (this.#key === 'columns_returned') this.#columnsReturned = value;
+    } else if (this.#key === TOTAL_ROWS_KEY) this.#totalRows = value;
+    else if (this.#key === COLUMNS_RETURNED_KEY) this.#columnsReturned = value;
   }
 
   #startBody(): void {
@@ -591,6 +568,23 @@ export class JsonBodyStream {
   }
 }
 
-function syntax(c: number, position: number): never {
-  throw invalid({ problem: 'notJson' }, new SyntaxError(`Unexpected token ${JSON.stringify(String.fromCharCode(c))} in JSON at position ${position}`));
+/**
+ * The offset of the `}` of the last `}`, `,`, `{` in `bytes` (whitespace
+ * allowed between them, as in `json.dumps` output), or -1: where a row
+ * probably ends and the next begins. Only a probability (the bytes may sit
+ * in a string, or in a list of objects inside a row): the caller checks it.
+ */
+function lastRowJoin(bytes: Buffer): number {
+  let open = bytes.length;
+  for (let attempt = 0; attempt < JOIN_ATTEMPTS; attempt++) {
+    open = bytes.lastIndexOf(OPEN_BRACE, open - 1);
+    if (open <= 0) return -1;
+    let k = open - 1;
+    while (k > 0 && isSpace(bytes[k])) k--;
+    if (bytes[k] !== COMMA) continue;
+    k--;
+    while (k > 0 && isSpace(bytes[k])) k--;
+    if (bytes[k] === CLOSE_BRACE) return k;
+  }
+  return -1;
 }

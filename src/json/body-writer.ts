@@ -7,8 +7,11 @@
  * one giant buffer or string (V8 strings stop near 512 MiB).
  */
 import type { Table } from 'apache-arrow';
+import { JSON_BODY_OPEN, JSON_ROW_SEPARATOR, jsonBodyClose } from '../protocol/json-body-bytes.js';
 import { ByteWriter } from './byte-writer.js';
-import { jsonWriter, type JsonWriter } from './json-column-writers.js';
+import { CLOSE_BRACE, CLOSE_BRACKET, COMMA, OPEN_BRACKET } from './bytes.js';
+import { jsonWriter } from './column-codec.js';
+import type { JsonWriter } from './json-codec.js';
 
 /** Default size of one JSON chunk, in bytes. */
 export const DEFAULT_JSON_CHUNK_BYTES = 64 * 1024;
@@ -34,7 +37,7 @@ export function* jsonRowBytes(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTE
     const writers: JsonWriter[] = fields.map((f, c) => jsonWriter(f, batch.data.children[c]));
     for (let i = 0; i < batch.numRows; i++) {
       w.ensure(1);
-      if (!first) w.buf[w.pos++] = 0x2c; // ','
+      if (!first) w.buf[w.pos++] = JSON_ROW_SEPARATOR;
       first = false;
       if (empty !== undefined) w.bytes(empty);
       for (let c = 0; c < width; c++) {
@@ -42,7 +45,7 @@ export function* jsonRowBytes(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTE
         writers[c](w, i);
       }
       w.ensure(1);
-      w.buf[w.pos++] = 0x7d; // '}'
+      w.buf[w.pos++] = CLOSE_BRACE;
       if (w.pos >= chunkBytes) yield w.take();
     }
   }
@@ -71,26 +74,21 @@ export function jsonArrayRowFragment(table: Table): Uint8Array {
     const writers: JsonWriter[] = fields.map((f, c) => jsonWriter(f, batch.data.children[c]));
     for (let i = 0; i < batch.numRows; i++) {
       w.ensure(2);
-      if (!first) w.buf[w.pos++] = 0x2c; // ','
+      if (!first) w.buf[w.pos++] = COMMA;
       first = false;
-      w.buf[w.pos++] = 0x5b; // '['
+      w.buf[w.pos++] = OPEN_BRACKET;
       for (let c = 0; c < width; c++) {
         if (c > 0) {
           w.ensure(1);
-          w.buf[w.pos++] = 0x2c; // ','
+          w.buf[w.pos++] = COMMA;
         }
         writers[c](w, i);
       }
       w.ensure(1);
-      w.buf[w.pos++] = 0x5d; // ']'
+      w.buf[w.pos++] = CLOSE_BRACKET;
     }
   }
   return w.take(0);
-}
-
-/** The closing part of the document: `],"total_rows":k,"columns_returned":[...]}`. */
-export function jsonDocumentTail(totalRows: number, columns: readonly string[]): string {
-  return `],"total_rows":${totalRows},"columns_returned":${JSON.stringify(columns)}}`;
 }
 
 /** Yields the rows of `table` as strings (see {@link jsonRowBytes}). */
@@ -100,7 +98,7 @@ export function* jsonRowChunks(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYT
 
 /** Yields the full data-plane JSON document for `table` (SPEC 3.2) as strings, in chunks. */
 export function* jsonBodyChunks(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTES): Generator<string> {
-  yield '{"body":[';
+  yield JSON_BODY_OPEN.toString();
   yield* jsonRowChunks(table, chunkBytes);
-  yield jsonDocumentTail(table.numRows, table.schema.fields.map((f) => f.name));
+  yield jsonBodyClose(table.numRows, table.schema.fields.map((f) => f.name));
 }

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { TimeUnit } from 'apache-arrow';
-import { ByteWriter } from '../../src/table/byte-writer.js';
-import { date64Text, dateText, durationText, timeText, timestampJsonWriter, timestampText } from '../../src/table/temporal-text.js';
+import { ByteWriter } from '../../src/json/byte-writer.js';
+import { date64Text, dateText, durationText, timeText, timestampJsonWriter, timestampText } from '../../src/json/temporal-text.js';
 import { offsetResolver, offsetText } from '../../src/table/time-zone.js';
 
 /** The range of a JS Date, in milliseconds: an independent oracle (toISOString) within it. */

@@ -16,20 +16,9 @@
 import type { Table } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
-import { parseJsonExact } from '../table/exact-json.js';
+import { parseJsonExact } from './exact-json.js';
 import { tableFromRows } from '../table/table-from-rows.js';
-import { responseInvalid as invalid } from './http-failure.js';
-
-/** A decoded body, whatever wire format it came in. */
-export interface DecodedBody {
-  /** The rows, `_row_id` first, ids as the server sent them. */
-  table: Table;
-  /** `total_rows` as the server sent it (the row count when absent). */
-  totalRows: number;
-  /** `columns_returned`, or the table's column names when the server left it out. */
-  columns: string[];
-}
-
+import { responseInvalid as invalid, type DecodedBody } from './decoded-body.js';
 
 /**
  * Decodes a complete JSON response body.

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Table, tableFromArrays } from 'apache-arrow';
-import { jsonBodyChunks, jsonRowChunks } from '../../src/table/json-encoding.js';
+import { jsonBodyChunks, jsonRowChunks } from '../../src/json/body-writer.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
-import { withRowIds } from '../../src/table/row-id.js';
+import { withRowIds } from '../../src/table/with-row-ids.js';
 import { takeRows } from '../../src/table/take-rows.js';
 
 function documentOf(table: Table, chunkChars?: number): { chunks: string[]; doc: any } {

@@ -18,7 +18,8 @@
  * a bigint beyond (nanosecond timestamps usually are).
  */
 import type { ByteWriter } from './byte-writer.js';
-import { offsetText, type OffsetAt } from './time-zone.js';
+import { offsetText, type OffsetAt } from '../table/time-zone.js';
+import { COLON, DOT, QUOTE, ZERO } from './bytes.js';
 
 /** Fraction digits per Arrow TimeUnit (SECOND, MILLISECOND, MICROSECOND, NANOSECOND). */
 const UNIT_DIGITS = [0, 3, 6, 9] as const;
@@ -127,10 +128,9 @@ function floorSplit(value: StoredInteger, divisor: number): { whole: StoredInteg
 }
 
 const TWO_32 = 4294967296;
-const QUOTE = 0x22;
 /** Largest |seconds| the fast path computes in doubles. */
 const FAST_SECONDS = 2 ** 52;
-const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, k) => 0x30 + (k & 1 ? (k >> 1) % 10 : Math.floor((k >> 1) / 10)));
+const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, k) => ZERO + (k & 1 ? (k >> 1) % 10 : Math.floor((k >> 1) / 10)));
 
 /**
  * Writes one column's timestamps as quoted JSON text straight into a
@@ -151,11 +151,7 @@ export function timestampJsonWriter(unit: number, offsetAt?: OffsetAt): (w: Byte
     const approx = high * TWO_32 + (low >>> 0);
     let seconds = Math.floor(approx / perSecond);
     if (!(Math.abs(seconds) < FAST_SECONDS)) {
-      const text = timestampText((BigInt(high) << 32n) | BigInt(low >>> 0), unit, offsetAt);
-      w.ensure(text.length + 2);
-      w.buf[w.pos++] = QUOTE;
-      w.ascii(text);
-      w.buf[w.pos++] = QUOTE;
+      w.quotedAscii(timestampText((BigInt(high) << 32n) | BigInt(low >>> 0), unit, offsetAt));
       return;
     }
     // value - seconds * perSecond is within (-2^31, 2^31): its low 32 bits are all of it.
@@ -190,14 +186,14 @@ export function timestampJsonWriter(unit: number, offsetAt?: OffsetAt): (w: Byte
     pos += dateBytes.length;
     buf[pos++] = 0x54; // 'T'
     pos = pair(buf, pos, Math.floor(secondOfDay / 3600));
-    buf[pos++] = 0x3a; // ':'
+    buf[pos++] = COLON;
     pos = pair(buf, pos, Math.floor((secondOfDay % 3600) / 60));
-    buf[pos++] = 0x3a;
+    buf[pos++] = COLON;
     pos = pair(buf, pos, secondOfDay % 60);
     if (digits > 0) {
-      buf[pos++] = 0x2e; // '.'
+      buf[pos++] = DOT;
       for (let k = digits - 1; k >= 0; k--) {
-        buf[pos + k] = 0x30 + (fraction % 10);
+        buf[pos + k] = ZERO + (fraction % 10);
         fraction = Math.floor(fraction / 10);
       }
       pos += digits;

@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Field, Float64, Int32, Int64, Schema, Table, Utf8, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
-import { bodyFromArrow } from '../../src/consumer/arrow-body.js';
-import { DEFAULT_MAX_BODY_BYTES, fetchBody } from '../../src/consumer/fetch-body.js';
+import { fetchBody, fetchBodyBatches } from '../../src/consumer/fetch-body.js';
 import { registerIpcCodec } from '../../src/ipc/codec-registry.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { ARROW_STREAM, NEEDS_LZ4, ipcOf, lz4IpcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { codeOf } from '../support/code-of.js';
 import { startStandIn } from '../support/stand-in-server.js';
-import { fetchBodyBatches } from '../../src/consumer/fetch-batches.js';
 import { patchFirstBatch, setInt32 } from '../support/corrupt-ipc.js';
 
 /** A stand-in that answers each request with the next of `answers` as Arrow. */
@@ -140,37 +138,39 @@ test('a stream whose first field is not an integer _row_id is RESPONSE_INVALID',
   }
 });
 
-test('null, negative, out-of-range and duplicate row ids are RESPONSE_INVALID', () => {
+test('null, negative, out-of-range, duplicate and descending row ids are RESPONSE_INVALID (ids ascend, SPEC 3.1)', async (t) => {
   const bad = [
     new Table({ _row_id: vectorFromArray([0, null, 2], new Int32()) }),
     new Table({ _row_id: vectorFromArray([0, -1], new Int32()) }),
     new Table({ _row_id: vectorFromArray([0n, 2n ** 31n], new Int64()) }),
     new Table({ _row_id: vectorFromArray([3, 1, 3], new Int32()) }),
     new Table({ _row_id: vectorFromArray([1, 1], new Int32()) }),
+    new Table({ _row_id: vectorFromArray([5n, 0n, 2n], new Int64()) }),
   ];
-  for (const [i, table] of bad.entries()) {
-    assert.throws(() => bodyFromArrow(ipcOf(table), DEFAULT_MAX_BODY_BYTES), { code: 'S2SP_ERR_CONSUMER_RESPONSE_INVALID' }, `table ${i}`);
-  }
+  const standIn = await serveEach(t, bad.map((table) => ipcOf(table)));
+  for (const [i] of bad.entries()) assert.equal(await codeOf(fetchBody(standIn.url)), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID', `table ${i}`);
 });
 
-test('any integer _row_id type is accepted, in any order, ids kept as sent', () => {
+test('any integer _row_id type is accepted, ids kept as sent', async (t) => {
   const table = new Table({
-    _row_id: vectorFromArray([5n, 0n, 2n], new Int64()),
+    _row_id: vectorFromArray([0n, 2n, 5n], new Int64()),
     x: vectorFromArray([1, 2, 3], new Int32()),
   });
-  const body = bodyFromArrow(ipcOf(table), DEFAULT_MAX_BODY_BYTES);
+  const standIn = await serveEach(t, [ipcOf(table)]);
+  const body = await fetchBody(standIn.url);
   assert.deepEqual(rowsFromTable(body.table), [
-    { _row_id: 5, x: 1 },
-    { _row_id: 0, x: 2 },
-    { _row_id: 2, x: 3 },
+    { _row_id: 0, x: 1 },
+    { _row_id: 2, x: 2 },
+    { _row_id: 5, x: 3 },
   ]);
   assert.equal(body.totalRows, 3);
   assert.equal(body.compressed, false);
 });
 
-test('an empty stream (schema, no batches) is zero rows with the columns', () => {
+test('an empty stream (schema, no batches) is zero rows with the columns', async (t) => {
   const schema = new Schema([new Field('_row_id', new Int32(), false), new Field('name', new Utf8(), true)]);
-  const body = bodyFromArrow(ipcOf(new Table(schema)), DEFAULT_MAX_BODY_BYTES);
+  const standIn = await serveEach(t, [ipcOf(new Table(schema))]);
+  const body = await fetchBody(standIn.url);
   assert.equal(body.table.numRows, 0);
   assert.deepEqual(body.columns, ['_row_id', 'name']);
 });

@@ -6,10 +6,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bodyFromJson, type DecodedBody } from '../../src/consumer/json-body.js';
-import { JsonBodyStream } from '../../src/consumer/json-body-stream.js';
+import { bodyFromJson } from '../../src/json/body-reader.js';
+import type { DecodedBody } from '../../src/json/decoded-body.js';
+import { JsonBodyStream } from '../../src/json/body-stream.js';
 import { bodyTableOf } from '../../src/table/body-table.js';
-import { jsonBodyChunks } from '../../src/table/json-encoding.js';
+import { jsonBodyChunks } from '../../src/json/body-writer.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { matrixTable } from '../support/type-matrix.js';
 
@@ -31,7 +32,7 @@ function outcome(decode: () => DecodedBody): Outcome {
 const RUN_SIZES = [undefined, 1, 7, 40];
 
 function streamed(bytes: Buffer, cuts: readonly number[], runBytes?: number): DecodedBody {
-  const stream = new JsonBodyStream({ runBytes });
+  const stream = new JsonBodyStream(runBytes);
   let from = 0;
   for (const cut of [...cuts, bytes.length]) {
     // Copies, as the network gives: no chunk shares memory with the next.
@@ -158,5 +159,16 @@ test('regression: whole floats nested in cells or in mixed columns keep their .0
     const written = [...jsonBodyChunks(decode().table)].join('');
     assert.ok(written.includes('{"_row_id":0,"a":{"a":[1,2.0,null]},"m":2.0,"v":{"v":"Infinity"}}'), written);
     assert.ok(written.includes('{"_row_id":1,"a":null,"m":"s","v":["NaN","Infinity",1]}'), written);
+  }
+});
+
+test('a body spaced as Python json.dumps writes it (", " and ": ") is cut at its rows like ours: the same rows, whatever the chunks', () => {
+  const rows = Array.from({ length: 20_000 }, (_, i) => `{"_row_id": ${i}, "o": {"a": [{"b": ${i}}, {"c": "x}, {y"}]}, "s": "row ${i}"}`);
+  const bytes = Buffer.from(`{"body": [${rows.join(', ')}], "total_rows": 20000}`, 'utf8');
+  const expected = outcome(() => bodyFromJson(bytes));
+  assert.equal(expected.ok, true);
+  for (const size of [1, 4093, 65536, 1 << 20]) {
+    const cuts = Array.from({ length: Math.floor(bytes.length / size) }, (_, k) => (k + 1) * size);
+    for (const runBytes of [undefined, 4096]) assert.deepStrictEqual(outcome(() => streamed(bytes, cuts, runBytes)), expected, `chunks of ${size}, runs of ${runBytes}`);
   }
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decimalText } from '../../src/table/decimal-text.js';
+import { decimalText } from '../../src/json/decimal-text.js';
 
 /** The little-endian 32-bit words of `value` in `bits` of two's complement. */
 function words(value: bigint, bits: number): Uint32Array {

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type, type Int } from 'apache-arrow';
-import { bodyFromJson } from '../../src/consumer/json-body.js';
+import { bodyFromJson } from '../../src/json/body-reader.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { codeThrownBy } from '../support/code-of.js';
 

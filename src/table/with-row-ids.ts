@@ -1,5 +1,5 @@
 /**
- * `_row_id` as an Arrow column (protocol/row-id.ts has the contract): Int32,
+ * Gives a table its `_row_id` column (protocol/row-id.ts has the contract): Int32,
  * never null, always the first column of a cached body.
  */
 import { Field, Int32, RecordBatch, Schema, Struct, Table, Type, makeData, type Data, type Int } from 'apache-arrow';

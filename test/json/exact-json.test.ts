@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { WholeFloat, parseJsonExact, stringifyJsonExact } from '../../src/table/exact-json.js';
+import { parseJsonExact, stringifyJsonExact } from '../../src/json/exact-json.js';
+import { WholeFloat } from '../../src/json/whole-float.js';
 
 /** The value with every WholeFloat back as its number. */
 function unboxed(value: unknown): unknown {

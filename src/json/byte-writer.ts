@@ -2,6 +2,7 @@
  * A growable byte buffer for encoders that write JSON straight to UTF-8:
  * no intermediate JS strings for the values that do not need them.
  */
+import { MINUS, QUOTE, ZERO } from './bytes.js';
 
 /** Appends bytes to a buffer that doubles when full. */
 export class ByteWriter {
@@ -45,6 +46,14 @@ export class ByteWriter {
     this.pos = pos;
   }
 
+  /** Appends an ASCII string that needs no escaping, quoted (dates, decimals, base64). */
+  quotedAscii(text: string): void {
+    this.ensure(text.length + 2);
+    this.buf[this.pos++] = QUOTE;
+    this.ascii(text);
+    this.buf[this.pos++] = QUOTE;
+  }
+
   /** Appends any string as UTF-8. */
   utf8(text: string): void {
     this.ensure(text.length * 3);
@@ -55,7 +64,7 @@ export class ByteWriter {
   integer(v: number): void {
     this.ensure(24);
     if (v < 0) {
-      this.buf[this.pos++] = 0x2d; // '-'
+      this.buf[this.pos++] = MINUS;
       v = -v;
     }
     if (v > 0x7fffffff) {
@@ -76,7 +85,7 @@ export class ByteWriter {
     this.pos = at;
     for (let k = 0; k < len; k++) {
       const q = (i / 10) | 0;
-      buf[--at] = 0x30 + i - q * 10;
+      buf[--at] = ZERO + i - q * 10;
       i = q;
     }
   }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Int32, Table, tableFromArrays, tableFromJSON, type Field } from 'apache-arrow';
-import { hasRowIds, withRowIds } from '../../src/table/row-id.js';
+import { hasRowIds, withRowIds } from '../../src/table/with-row-ids.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 
 function names(table: Table): string[] {
@@ -57,7 +57,7 @@ test('hasRowIds is false for tables without a leading Int32 _row_id', () => {
 
 test('withRowIds decodes dictionary columns, so chunks can be encoded on their own', async () => {
   const { Table: ArrowTable, vectorFromArray, Dictionary, Utf8, Int32, tableFromIPC, Type } = await import('apache-arrow');
-  const { withRowIds } = await import('../../src/table/row-id.js');
+  const { withRowIds } = await import('../../src/table/with-row-ids.js');
   const { rowsFromTable } = await import('../../src/table/rows-from-table.js');
   const { sharedIpcFromTable } = await import('../../src/ipc/shared-body.js');
   const input = new ArrowTable({
