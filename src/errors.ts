@@ -520,6 +520,17 @@ export const ERRORS = {
     }),
   },
 
+  /** Text the exact JSON reader (src/json/literal-reader.ts) or the streaming body decoder cannot read, worded as JSON.parse words it. */
+  S2SP_ERR_JSON_SYNTAX: {
+    status: 400,
+    message: situations({
+      end: () => 'unexpected end of JSON input',
+      token: (p: { token: string; position: number }) => `unexpected token ${quoteInput(p.token)} in JSON at position ${p.position}`,
+      tooDeep: (p: { position: number }) => `JSON nested too deeply at position ${p.position}`,
+      badEscape: (p: { position: number }) => `bad escape in the JSON string at position ${p.position}`,
+    }),
+  },
+
   // Tool handlers
   S2SP_ERR_TOOL_FAILED: {
     status: 500,

@@ -188,6 +188,7 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
   S2SP_ERR_OPTION_INVALID: { option: 'chunkRows', expected: 'an integer >= 1', value: 0 },
   S2SP_ERR_PUBLIC_URL_REQUIRED: { host: '0.0.0.0' },
   S2SP_ERR_SERVER_STATE: { mounted: {}, listening: {} },
+  S2SP_ERR_JSON_SYNTAX: { end: {}, token: { token: 'x', position: 3 }, tooDeep: { position: 10 }, badEscape: { position: 4 } },
   S2SP_ERR_TOOL_FAILED: null,
   S2SP_ERR_TOOL_CANCELLED: null,
   S2SP_ERR_CHART_UNDRAWABLE: { reason: 'SVG has an invalid size' },

@@ -24,7 +24,7 @@
  * document whose root is not an object is buffered and handed to
  * bodyFromJson whole: it is not ours, and that keeps its error exact.
  */
-import { isS2SPError, type S2SPError } from '../errors.js';
+import { S2SPError, isS2SPError } from '../errors.js';
 import { BODY_KEY, COLUMNS_RETURNED_KEY, TOTAL_ROWS_KEY } from '../protocol/json-body-bytes.js';
 import { ROW_ID, isRowId } from '../protocol/row-id.js';
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, isSpace } from './bytes.js';
@@ -140,7 +140,7 @@ export class JsonBodyStream {
     try {
       this.#scan(chunk);
     } catch (error) {
-      this.#failed = isS2SPError(error) ? error : invalid({ problem: 'notJson' }, error);
+      this.#failed = answerError(error);
       throw this.#failed;
     } finally {
       this.#offset += chunk.length;
@@ -164,10 +164,10 @@ export class JsonBodyStream {
       try {
         this.#rescan(bytes, this.#runStart);
       } catch (error) {
-        throw isS2SPError(error) ? error : invalid({ problem: 'notJson' }, error);
+        throw answerError(error);
       }
     }
-    if (this.#at !== At.Done) throw invalid({ problem: 'notJson' }, new SyntaxError('Unexpected end of JSON input'));
+    if (this.#at !== At.Done) throw invalid({ problem: 'notJson' }, new S2SPError('S2SP_ERR_JSON_SYNTAX', { problem: 'end' }));
     if (!this.#bodyIsArray) throw invalid({ problem: 'noBody' });
     if (this.#rowError !== undefined) throw this.#rowError;
     const totalRows = this.#totalRows;
@@ -371,7 +371,7 @@ export class JsonBodyStream {
 
   #syntax(c: number, i: number): never {
     const position = this.#offset + i;
-    throw invalid({ problem: 'notJson' }, new SyntaxError(`Unexpected token ${JSON.stringify(String.fromCharCode(c))} in JSON at position ${position}`));
+    throw invalid({ problem: 'notJson' }, new S2SPError('S2SP_ERR_JSON_SYNTAX', { problem: 'token', token: String.fromCharCode(c), position }));
   }
 
   /**
@@ -587,4 +587,9 @@ function lastRowJoin(bytes: Buffer): number {
     if (bytes[k] === CLOSE_BRACE) return k;
   }
   return -1;
+}
+
+/** A decoding failure as the consumer reports it: the text's own syntax errors say the answer is not JSON; our other errors pass. */
+function answerError(error: unknown): S2SPError {
+  return isS2SPError(error) && !isS2SPError(error, 'S2SP_ERR_JSON_SYNTAX') ? error : invalid({ problem: 'notJson' }, error);
 }

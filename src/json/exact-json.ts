@@ -48,7 +48,7 @@ export interface ParseJsonExactOptions {
  * Otherwise, or for text `JSON.parse` refuses (a bare NaN), the text is read
  * again by our own parser.
  *
- * @throws SyntaxError for text that is not JSON (bare NaN/Infinity aside)
+ * @throws S2SPError `S2SP_ERR_JSON_SYNTAX` for text that is not JSON (bare NaN/Infinity aside)
  */
 export function parseJsonExact(text: string, options: ParseJsonExactOptions = {}): unknown {
   if (options.wholeFloats !== true && options.keyOrders === undefined) {

@@ -30,7 +30,7 @@ const MAYBE_WHOLE_FLOAT = /\.(?:0+(?![0-9])|0{10}|9{10}|(?<=[0-9]{5}\.)(?:0{5}|9
  * whole float (the text test above) and no number it read is beyond 2^53
  * (an integer literal there was rounded).
  *
- * @throws SyntaxError for text that is not JSON (bare NaN/Infinity aside)
+ * @throws S2SPError `S2SP_ERR_JSON_SYNTAX` for text that is not JSON (bare NaN/Infinity aside)
  */
 export function parseJsonExactFast(text: string): unknown {
   if (!MAYBE_WHOLE_FLOAT.test(text)) {

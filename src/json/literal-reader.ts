@@ -5,6 +5,7 @@
  * float literals can become WholeFloats and objects can report their keys in
  * document order. One reader per text; its methods are the grammar's parts.
  */
+import { S2SPError } from '../errors.js';
 import {
   CLOSE_BRACE,
   CLOSE_BRACKET,
@@ -60,14 +61,14 @@ export class LiteralReader {
     private readonly keyOrders: Map<object, string[]> | undefined,
   ) {}
 
-  /** The value of the whole text. @throws SyntaxError for text that is not JSON (bare NaN/Infinity aside) */
+  /** The value of the whole text. @throws S2SPError `S2SP_ERR_JSON_SYNTAX` for text that is not JSON (bare NaN/Infinity aside) */
   document(): unknown {
     let result: unknown;
     try {
       result = this.value();
     } catch (error) {
       // Deep nesting overflows this recursion before JSON.parse's own limit.
-      if (error instanceof RangeError) throw new SyntaxError(`JSON nested too deeply at position ${this.pos}`, { cause: error });
+      if (error instanceof RangeError) throw new S2SPError('S2SP_ERR_JSON_SYNTAX', { problem: 'tooDeep', position: this.pos }, { cause: error });
       throw error;
     }
     this.skipSpace();
@@ -111,8 +112,13 @@ export class LiteralReader {
     }
     this.pos = ++pos;
     this.plain = plain;
+    if (plain) return text.slice(start, pos - 1);
     // Escapes are rare: JSON.parse decodes (and checks) them.
-    return plain ? text.slice(start, pos - 1) : (JSON.parse(text.slice(start - 1, pos)) as string);
+    try {
+      return JSON.parse(text.slice(start - 1, pos)) as string;
+    } catch (error) {
+      throw new S2SPError('S2SP_ERR_JSON_SYNTAX', { problem: 'badEscape', position: start - 1 }, { cause: error });
+    }
   }
 
   private number(): number | bigint | WholeFloat {
@@ -301,7 +307,7 @@ export class LiteralReader {
 
   private fail(): never {
     const { text, pos } = this;
-    if (pos >= text.length) throw new SyntaxError('Unexpected end of JSON input');
-    throw new SyntaxError(`Unexpected token ${JSON.stringify(text[pos])} in JSON at position ${pos}`);
+    if (pos >= text.length) throw new S2SPError('S2SP_ERR_JSON_SYNTAX', { problem: 'end' });
+    throw new S2SPError('S2SP_ERR_JSON_SYNTAX', { problem: 'token', token: text[pos], position: pos });
   }
 }

@@ -80,16 +80,16 @@ test('rows that repeat their keys (the key cache) and rows that change them read
   for (const [name, read] of readers) assert.deepStrictEqual(read(text), expected, name);
 });
 
-test('text that is not JSON is a SyntaxError, as with JSON.parse', () => {
+test('text that is not JSON is S2SP_ERR_JSON_SYNTAX, where JSON.parse throws a SyntaxError', () => {
   const bad = ['', ' ', '[1,]', '{"a":1,}', '01', '1.', '.5', '1e', '+1', '"a', '"\\x"', '"\t"', '[1 2]', '{"a" 1}', '{a:1}', 'nul', 'True', '[', '{"a":1}}', '-', '--1', 'NaNa', '[1]x'];
   for (const text of bad) {
-    for (const [name, read] of readers) assert.throws(() => read(text), SyntaxError, `${name}: ${JSON.stringify(text)}`);
+    for (const [name, read] of readers) assert.throws(() => read(text), { code: 'S2SP_ERR_JSON_SYNTAX' }, `${name}: ${JSON.stringify(text)}`);
   }
 });
 
-test('deep nesting is a SyntaxError, not a stack overflow', () => {
+test('deep nesting is S2SP_ERR_JSON_SYNTAX, not a stack overflow', () => {
   const text = `${'['.repeat(200_000)}9007199254740993${']'.repeat(200_000)}`;
-  assert.throws(() => parseJsonExact(text, { wholeFloats: true }), SyntaxError);
+  assert.throws(() => parseJsonExact(text, { wholeFloats: true }), { code: 'S2SP_ERR_JSON_SYNTAX' });
 });
 
 test('property: any JSON text reads as JSON.parse reads it, except integer literals beyond 2^53, which keep their digits', () => {
