@@ -236,6 +236,16 @@ export const ERRORS = {
   S2SP_ERR_REQUEST_TOO_LARGE: { status: 413, message: () => 'request body is over the limit' },
   S2SP_ERR_CONTENT_TYPE_UNSUPPORTED: { status: 415, message: () => 'request body must be application/json' },
   S2SP_ERR_INTERNAL: { status: 500, message: () => 'internal error (the details are in the server log)' },
+  /** A bug of ours, never the caller's: logged with its situation, answered on the wire as S2SP_ERR_INTERNAL (error-reply.ts). */
+  S2SP_ERR_INTERNAL_INVARIANT: {
+    status: 500,
+    message: situations({
+      /** A compressed batch message we wrote does not split back into the columns it was written from. */
+      columnSplit: () => 'a compressed record batch message does not split into its columns',
+      notRecordBatch: () => 'a message read back as a record batch is not one',
+      compressorMissing: (p: { codec: string }) => `a chunk in ${p.codec} was to be encoded without a ${p.codec} compressor`,
+    }),
+  },
 
   // HTTP surfaces (SPEC 3.5, 4): requests refused before any route runs
   S2SP_ERR_REQUEST_MALFORMED: {
@@ -285,6 +295,7 @@ export const ERRORS = {
     }),
   },
   S2SP_ERR_CACHE_CLOSED: { status: 503, message: () => 'the body cache is closed' },
+  S2SP_ERR_ENCODER_POOL_CLOSED: { status: 503, message: () => 'the encoder pool is closed; create a new one' },
   S2SP_ERR_STORE_UNAVAILABLE: {
     status: 503,
     message: () => 'the shared body store (Redis) is unreachable right now; nothing was lost on your side, retry in a few seconds',
@@ -494,6 +505,8 @@ export const ERRORS = {
         `the resource server sent ${p.codec}-compressed Arrow, but ${p.codec} is not available on this platform; ` +
         `the server should answer uncompressed, since this client did not list codecs="${p.codec}"`,
       codecSent: (p: { codec: string }) => `the resource server sent Arrow compressed with ${p.codec}, which this client cannot decode`,
+      /** A name that is no IPC codec at all (a caller's bug: the media types list the known ones). */
+      unknown: (p: { codec: unknown; known: readonly string[] }) => `unknown IPC codec ${quoteInput(p.codec)}; known: ${p.known.join(', ')}`,
     }),
   },
 
@@ -503,6 +516,11 @@ export const ERRORS = {
     /** `expected` completes "option X must be ...". */
     message: (p: { option: string; expected: string; value: unknown }) =>
       `option ${p.option} must be ${p.expected}, got ${quoteInput(p.value)}`,
+  },
+  S2SP_ERR_MOUNTED_TWICE: {
+    status: 500,
+    /** `what` names the thing mounted (completes "this ... is already mounted"). */
+    message: (p: { what: string }) => `this ${p.what} is already mounted; create one per app`,
   },
   S2SP_ERR_PUBLIC_URL_REQUIRED: {
     status: 500,

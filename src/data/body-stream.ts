@@ -29,6 +29,7 @@ import type { IpcCodec } from '../protocol/media-types.js';
 import { END_OF_STREAM } from '../protocol/arrow-framing.js';
 import { jsonDocumentTail } from '../table/json-encoding.js';
 import { chunkLength, type RowChunk } from '../table/row-chunks.js';
+import { S2SPError } from '../errors.js';
 import type { EncoderPool } from '../worker/encoder-pool.js';
 
 /**
@@ -278,7 +279,7 @@ async function compressColumns(plan: BodyStreamPlan, k: number, chunk: RowChunk,
     };
     byName.set(field.name, column);
   }
-  if (node !== nodes.length || buffer !== buffers.length) throw new Error('compressColumns: the message does not split into its columns');
+  if (node !== nodes.length || buffer !== buffers.length) throw new S2SPError('S2SP_ERR_INTERNAL_INVARIANT', { problem: 'columnSplit' });
   return names.map((name) => byName.get(name)!);
 }
 

@@ -44,7 +44,7 @@ const slots = new Map<IpcCodec, Slot>(IPC_CODECS.map((name) => [name, { source: 
 
 function slotOf(name: IpcCodec): Slot {
   const slot = slots.get(name);
-  if (slot === undefined) throw new RangeError(`unknown IPC codec ${String(name)}`);
+  if (slot === undefined) throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'unknown', codec: name, known: IPC_CODECS });
   return slot;
 }
 

@@ -37,6 +37,7 @@ import type { FieldNode } from 'apache-arrow/ipc/metadata/message';
 import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler';
 import type { IpcCodec } from '../protocol/media-types.js';
 import { COMPRESSION_TYPE_OF } from './codec-registry.js';
+import { S2SPError } from '../errors.js';
 
 /** How body buffers are compressed: the codec the header names, and its compressor. */
 export interface BufferCompression {
@@ -235,7 +236,7 @@ export function batchMessageParts(message: Uint8Array): BatchMessageParts {
   const view = new DataView(message.buffer, message.byteOffset, message.byteLength);
   const metadataLength = view.getInt32(4, true);
   const decoded = Message.decode(message.subarray(8, 8 + metadataLength));
-  if (!decoded.isRecordBatch()) throw new Error('batchMessageParts: not a record batch message');
+  if (!decoded.isRecordBatch()) throw new S2SPError('S2SP_ERR_INTERNAL_INVARIANT', { problem: 'notRecordBatch' });
   const header = decoded.header() as RecordBatchHeader;
   const body = message.subarray(8 + metadataLength);
   return {

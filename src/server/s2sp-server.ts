@@ -258,7 +258,7 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
    * that app is ready; `listen` calls it when needed.
    */
   async mount(options: ListenOptions = {}): Promise<void> {
-    if (this.#mounted) throw new Error('S2SPServer is already mounted');
+    if (this.#mounted) throw new S2SPError('S2SP_ERR_MOUNTED_TWICE', { what: 'S2SPServer' });
     this.#mounted = true;
     const host = this.#options.host ?? '127.0.0.1';
     const app = (this.#app ??= this.#newApp());

@@ -170,7 +170,7 @@ test('close() stops the workers: a task in flight rejects, and close() resolves'
   await running;
   await queued;
   assert.ok(Date.now() - started < 5000, 'close() did not wait for the long task');
-  await assert.rejects(pool.run(warm), /the encoder pool is closed/, 'a closed pool runs nothing');
+  await assert.rejects(pool.run(warm), { code: 'S2SP_ERR_ENCODER_POOL_CLOSED' }, 'a closed pool runs nothing');
   await pool.close(); // idempotent
 });
 
