@@ -143,7 +143,7 @@ const FS_PROBLEMS: Record<string, string> = {
   EPERM: 'permission denied',
 };
 
-/** An Arrow batch (from a peer or a file) whose buffers do not hold what its header declares (ipc/batch-validation.ts). */
+/** An Arrow batch (from a peer or a file) whose buffers do not hold what its header declares (ipc/decode/batch-validation.ts). */
 function corruptBatch(p: { column: string | undefined; reason: string }): string {
   return `an Arrow record batch is corrupt${p.column === undefined ? '' : ` in column ${quoteInput(p.column)}`}: ${p.reason}`;
 }
@@ -183,7 +183,7 @@ const responseProblems = situations({
     'the resource may not hold them: check abstract_data against the resource tool\'s abstract',
   missingColumns: (p: { missing: readonly string[] }) =>
     `it lacks columns asked for: ${listForMessage(p.missing)}; the resource may not hold them`,
-  /** A batch whose buffers do not hold what its header declares (ipc/batch-validation.ts); `column` is its field path, or undefined for the batch as a whole. */
+  /** A batch whose buffers do not hold what its header declares (ipc/decode/batch-validation.ts); `column` is its field path, or undefined for the batch as a whole. */
   batchInvalid: corruptBatch,
 });
 

@@ -49,8 +49,8 @@ export {
   availableIpcCodecs,
   type IpcBufferCodec,
   type IpcCodecSource,
-} from './ipc/codec-registry.js';
-export { CompressedBatchCache, DEFAULT_COMPRESSED_CACHE_BYTES, type CompressedBatchCacheOptions, type CompressedBatchCacheStats } from './ipc/compressed-batch-cache.js';
+} from './ipc/compression/codec-registry.js';
+export { CompressedBatchCache, DEFAULT_COMPRESSED_CACHE_BYTES, type CompressedBatchCacheOptions, type CompressedBatchCacheStats } from './ipc/compression/compressed-batch-cache.js';
 
 // Cache
 export {

@@ -7,17 +7,17 @@
  * so a body cut short fails before arrow-js, which would read it as fewer
  * rows, ever sees it; then the schema is checked, so a foreign stream fails
  * before anything is decompressed; then every batch is checked and
- * decompressed within `maxBytes` (ipc/checked-batch.ts), and arrow-js
+ * decompressed within `maxBytes` (ipc/decode/checked-batch.ts), and arrow-js
  * decodes. Uncompressed columns are views of the response bytes, not copies.
  */
 import { DataType, type CompressionType, type Schema, type Table } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
-import { checkedTable, decompressionBudget } from '../ipc/checked-batch.js';
-import { ipcCodecOfCompressionType } from '../ipc/codec-registry.js';
+import { checkedTable, decompressionBudget } from '../ipc/decode/checked-batch.js';
+import { ipcCodecOfCompressionType } from '../ipc/compression/codec-registry.js';
 import type { IpcCodec } from '../protocol/media-types.js';
 import { MAX_ROW_ID, ROW_ID } from '../protocol/row-id.js';
 import { responseInvalid as invalid } from './http-failure.js';
-import { IpcStreamError, outlineIpcStream, type StreamOutline } from '../ipc/stream-walk.js';
+import { IpcStreamError, outlineIpcStream, type StreamOutline } from '../ipc/decode/stream-walk.js';
 import type { DecodedBody } from './json-body.js';
 
 /** A decoded Arrow body. */

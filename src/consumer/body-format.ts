@@ -10,7 +10,7 @@
  */
 import { S2SPError } from '../errors.js';
 import { ARROW_STREAM_TYPE, JSON_TYPE, arrowStreamType, isIpcCodec, mediaTypeOf, type IpcCodec } from '../protocol/media-types.js';
-import { availableIpcCodecs, ipcCodec } from '../ipc/codec-registry.js';
+import { availableIpcCodecs, ipcCodec } from '../ipc/compression/codec-registry.js';
 import { bodyFromArrow } from './arrow-body.js';
 import { responseInvalid } from './http-failure.js';
 import { bodyFromJson, type DecodedBody } from './json-body.js';

@@ -14,14 +14,12 @@ import type { Table } from 'apache-arrow';
 import type { CachedBody } from '../cache/body-store.js';
 import { encodeChunk, type ChunkFormat } from '../table/chunk-encoding.js';
 import {
-  batchMessageParts,
   compressedBatchMessage,
-  concatParts,
-  partsLength,
-  schemaMessage,
   type BufferCompression,
-} from '../ipc/message-writer.js';
-import type { CompressedBatchCache, CompressedColumn } from '../ipc/compressed-batch-cache.js';
+} from '../ipc/encode/record-batch.js';
+import { concatParts, partsLength, schemaMessage } from '../ipc/encode/message.js';
+import { batchMessageParts } from '../ipc/decode/message.js';
+import type { CompressedBatchCache, CompressedColumn } from '../ipc/compression/compressed-batch-cache.js';
 import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler';
 import { hasDictionaries } from '../table/decode-dictionaries.js';
 import { projectColumns } from '../table/select.js';

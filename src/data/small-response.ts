@@ -9,7 +9,7 @@
  * column) answers undefined and takes the chunked path.
  */
 import type { Table } from 'apache-arrow';
-import { selectionIpc } from '../ipc/selection-ipc.js';
+import { selectionIpc } from '../ipc/encode/selection-stream.js';
 import { selectionJson } from '../table/selection-json.js';
 import { selectionPlanOf } from '../table/selection-plan.js';
 import type { ResolvedFetch } from './fetch-request.js';

@@ -6,7 +6,8 @@
  */
 import { tableFromIPC, tableToIPC, type RecordBatch, type Schema, type Table } from 'apache-arrow';
 import { hasDictionaries } from '../table/decode-dictionaries.js';
-import { partsLength, recordBatchMessage, schemaMessage } from './message-writer.js';
+import { partsLength, schemaMessage } from './encode/message.js';
+import { recordBatchMessage } from './encode/record-batch.js';
 import { END_OF_STREAM } from '../protocol/arrow-framing.js';
 import { DEFAULT_CHUNK_ROWS } from '../table/row-chunks.js';
 import { S2SPError } from '../errors.js';

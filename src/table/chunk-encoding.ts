@@ -6,7 +6,7 @@
  */
 import { Table } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
-import { recordBatchMessage, type BufferCompression } from '../ipc/message-writer.js';
+import { recordBatchMessage, type BufferCompression } from '../ipc/encode/record-batch.js';
 import type { IpcCodec } from '../protocol/media-types.js';
 import { jsonRowFragment } from './json-encoding.js';
 import { chunkBatches, type RowChunk } from './row-chunks.js';

@@ -16,7 +16,7 @@ import { registerConsumerTool } from '../../src/control/consumer-tool.js';
 import type { ResolveOptions } from '../../src/consumer/resolve.js';
 import { createDataPlane } from '../../src/data/data-plane-handle.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
-import { CompressedBatchCache } from '../../src/ipc/compressed-batch-cache.js';
+import { CompressedBatchCache } from '../../src/ipc/compression/compressed-batch-cache.js';
 import { RedisStore } from '../../src/cache/redis-store.js';
 import { storeFromSpec } from '../../src/cache/store-from-spec.js';
 import { SharedMemoryPool } from '../../src/cache/shared-memory-pool.js';

@@ -7,7 +7,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { tableFromIPC } from 'apache-arrow';
 import { sharedIpcFromTable, tableFromSharedIpc } from '../../src/ipc/shared-body.js';
 import { encodeChunk, type ChunkFormat } from '../../src/table/chunk-encoding.js';
-import { concatParts, schemaMessage } from '../../src/ipc/message-writer.js';
+import { concatParts, schemaMessage } from '../../src/ipc/encode/message.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
 import { NEEDS_LZ4, NEEDS_ZSTD, compressionFor, registerArrowDecoder } from '../support/arrow-streams.js';
 import type { RowChunk } from '../../src/table/row-chunks.js';

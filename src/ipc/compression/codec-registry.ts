@@ -11,8 +11,8 @@
  * Registrations are per thread: encoder workers load the built-in codecs.
  */
 import { CompressionType } from 'apache-arrow';
-import { S2SPError } from '../errors.js';
-import { IPC_CODECS, IpcCodec } from '../protocol/media-types.js';
+import { S2SPError } from '../../errors.js';
+import { IPC_CODECS, IpcCodec } from '../../protocol/media-types.js';
 import type { IpcBufferCodec } from './buffer-codec.js';
 import { loadLz4Codec } from './lz4-codec.js';
 import { loadZstdCodec } from './zstd-codec.js';

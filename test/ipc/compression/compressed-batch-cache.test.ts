@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CompressedBatchCache, type CompressedColumn } from '../../src/ipc/compressed-batch-cache.js';
+import { CompressedBatchCache, type CompressedColumn } from '../../../src/ipc/compression/compressed-batch-cache.js';
 
 /** A fake compressed column of `bytes` bytes, tagged so a test can tell which call made it. */
 function column(bytes: number, tag: number): CompressedColumn {

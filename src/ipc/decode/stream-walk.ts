@@ -16,7 +16,7 @@
  * comes from the flatbuffer (`Message.bodyLength`). All integers little-endian.
  */
 import { Message, MessageHeader, type CompressionType, type Schema } from 'apache-arrow';
-import { CONTINUATION } from '../protocol/arrow-framing.js';
+import { CONTINUATION } from '../../protocol/arrow-framing.js';
 
 /**
  * Why a stream cannot be used. `truncated`: it stops early (mid-message or

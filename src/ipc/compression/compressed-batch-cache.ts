@@ -10,9 +10,9 @@
  * dropped once the body itself is garbage (the store let go of it), or by
  * {@link CompressedBatchCache.delete}.
  */
-import { nonNegativeOption, optionsObject } from '../option-checks.js';
+import { nonNegativeOption, optionsObject } from '../../option-checks.js';
 import type { FieldNode } from 'apache-arrow/ipc/metadata/message';
-import type { IpcCodec } from '../protocol/media-types.js';
+import type { IpcCodec } from '../../protocol/media-types.js';
 
 /** One column of one stored record batch with its body buffers compressed. */
 export interface CompressedColumn {
