@@ -37,7 +37,7 @@ export { s2spClientErrorHandler, s2spFrameworkErrors } from './server/client-err
 export { createDataPlane, type CreateDataPlaneOptions, type DataPlane } from './data/data-plane-handle.js';
 export { s2spDataPlane, DEFAULT_REQUEST_BODY_LIMIT, type DataPlaneOptions } from './data/data-plane-plugin.js';
 export { ARROW_STREAM_TYPE, JSON_TYPE, IpcCodec } from './protocol/media-types.js';
-export { DEFAULT_INLINE_CELL_LIMIT } from './data/body-stream.js';
+export { DEFAULT_INLINE_CELL_LIMIT } from './data/encoder-core.js';
 export { TRANSFER_DURATION_BUCKETS } from './data/metrics.js';
 export { METRICS_PATH } from './protocol/data-path.js';
 

@@ -21,7 +21,7 @@
  */
 import { Readable } from 'node:stream';
 import { END_OF_STREAM } from '../protocol/arrow-framing.js';
-import { ReadyParts } from './body-stream.js';
+import { ReadyParts } from './ready-parts.js';
 
 /** Largest one-Buffer answer committed before it is sent rather than gated (the socket takes it in one write). */
 export const COMMIT_FIRST_MAX_BYTES = 64 * 1024;

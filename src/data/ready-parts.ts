@@ -1,0 +1,84 @@
+/**
+ * A response whose parts are all in memory already, written in one corked
+ * batch (encoder-core.ts answers with it; last-bytes-gate.ts holds its last
+ * part back), and the drain wait the lease's commit shares.
+ */
+import { ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { partsLength } from '../ipc/encode/message.js';
+
+/**
+ * A response whose parts are all in memory already (views of kept buffers):
+ * written to the socket in one corked batch, which Node hands to the kernel
+ * as one writev, with a Content-Length. Piping it part by part would wait
+ * for the socket to drain after every large part.
+ *
+ * With `beforeLast`, the last part waits until it resolves, and the stream is
+ * destroyed with its error instead when it rejects (the data plane's commit
+ * before the last bytes, last-bytes-gate.ts).
+ */
+export class ReadyParts extends Readable {
+  readonly parts: readonly Uint8Array[];
+  /** Total bytes of the parts. */
+  readonly byteLength: number;
+  readonly #beforeLast: (() => Promise<void>) | undefined;
+
+  constructor(parts: readonly Uint8Array[], beforeLast?: () => Promise<void>) {
+    super();
+    this.parts = parts;
+    this.byteLength = partsLength(parts);
+    this.#beforeLast = beforeLast;
+  }
+
+  override _read(): void {
+    this.push(null); // the parts go out through pipe() below, never through reads
+  }
+
+  override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
+    const out = destination as unknown as NodeJS.WritableStream &
+      Partial<Pick<ServerResponse, 'cork' | 'uncork' | 'headersSent' | 'setHeader' | 'writableNeedDrain'>>;
+    if (out.headersSent === false) out.setHeader?.('content-length', this.byteLength);
+    const finish = () => {
+      if (options?.end !== false) out.end();
+      this.resume(); // ends this stream, so whoever waits for its end sees it
+    };
+    const gate = this.#beforeLast;
+    const held = gate === undefined || this.parts.length === 0 ? this.parts.length : this.parts.length - 1;
+    out.cork?.();
+    for (let i = 0; i < held; i++) out.write(this.parts[i]);
+    if (held === this.parts.length) {
+      out.uncork?.();
+      finish();
+      return destination;
+    }
+    // A small answer stays corked through the gate, so it still leaves in one write; a large one
+    // goes out now, and the gate waits until a stream between us and the response (the metrics'
+    // byte counter) passed it on, since it holds it until the socket asks; the gate itself then
+    // waits for the socket to take it. (Not for the response's own 'drain': the socket's is the
+    // one to wait for, and an injected request's response never emits it.)
+    const corked = out.writableNeedDrain !== true;
+    if (!corked) out.uncork?.();
+    (corked || out instanceof ServerResponse ? gate!() : drainOrClose(out).then(gate)).then(
+      () => {
+        out.write(this.parts[held]);
+        if (corked) out.uncork?.();
+        finish();
+      },
+      (error: unknown) => this.destroy(error as Error),
+    );
+    return destination;
+  }
+}
+
+/** Resolves at the stream's next 'drain' or its 'close', whichever comes first. */
+export function drainOrClose(stream: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}
