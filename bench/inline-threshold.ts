@@ -6,7 +6,8 @@
  *
  *   node dist/bench/inline-threshold.js [--quick] [--reps N]
  */
-import { sharedIpcFromTable, tableFromSharedIpc } from '../src/ipc/shared-body.js';
+import { tableFromSharedIpc } from '../src/ipc/shared-body.js';
+import { sharedIpcFromTable } from '../test/support/shared-ipc.js';
 import { DEFAULT_INLINE_CELL_LIMIT } from '../src/data/encoder-core.js';
 import { encodeChunk, type ChunkFormat } from '../src/table/chunk-encoding.js';
 import { ipcCodec } from '../src/ipc/compression/codec-registry.js';

@@ -240,7 +240,6 @@ export const ERRORS = {
   S2SP_ERR_INTERNAL_INVARIANT: {
     status: 500,
     message: situations({
-      /** A compressed batch message we wrote does not split back into the columns it was written from. */
       columnSplit: () => 'a compressed record batch message does not split into its columns',
       notRecordBatch: () => 'a message read back as a record batch is not one',
       compressorMissing: (p: { codec: string }) => `a chunk in ${p.codec} was to be encoded without a ${p.codec} compressor`,
@@ -517,11 +516,8 @@ export const ERRORS = {
     message: (p: { option: string; expected: string; value: unknown }) =>
       `option ${p.option} must be ${p.expected}, got ${quoteInput(p.value)}`,
   },
-  S2SP_ERR_MOUNTED_TWICE: {
-    status: 500,
-    /** `what` names the thing mounted (completes "this ... is already mounted"). */
-    message: (p: { what: string }) => `this ${p.what} is already mounted; create one per app`,
-  },
+  /** `what` names the thing mounted (completes "this ... is already mounted"). */
+  S2SP_ERR_MOUNTED_TWICE: { status: 500, message: (p: { what: string }) => `this ${p.what} is already mounted; create one per app` },
   S2SP_ERR_PUBLIC_URL_REQUIRED: {
     status: 500,
     message: (p: { host: string }) =>

@@ -14,20 +14,16 @@
  * fails is cut.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { BodyStore } from '../cache/body-store.js';
 import type { Registry } from 'prom-client';
 import { isWellFormedToken } from '../protocol/token.js';
 import { S2SPError } from '../errors.js';
 import { ipcCodecAvailable } from '../ipc/compression/codec-registry.js';
-import type { CompressedBatchCache } from '../ipc/compression/compressed-batch-cache.js';
-import type { EncoderPool } from '../worker/encoder-pool.js';
-import { EncoderCore } from './encoder-core.js';
-import { negotiateEncoding } from './content-encoding.js';
+import { EncoderCore, type EncoderCoreOptions } from './encoder-core.js';
 import { errorForReply } from './error-reply.js';
 import { settleLease } from './lease-settlement.js';
 import { parseFetchRequest, resolveFetch } from './fetch-request.js';
 import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
-import { negotiateFormat, type NegotiationSupport } from './negotiate.js';
+import { negotiateEncoding, negotiateFormat, type NegotiationSupport } from './negotiate.js';
 import { DATA_ROUTE, DATA_ROUTE_WILDCARD, HEALTH_PATH, METRICS_PATH } from '../protocol/data-path.js';
 import { dataPlaneMetricsFor, serveMetrics } from './metrics.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
@@ -37,29 +33,10 @@ import { storeOption, integerOption } from '../option-checks.js';
 /** Default limit of a fetch request body: 16 MiB (a million row ids fit). */
 export const DEFAULT_REQUEST_BODY_LIMIT = 16 * 1024 * 1024;
 
-/** Options of {@link s2spDataPlane}. */
-export interface DataPlaneOptions {
-  /** The store the resource tools write to. */
-  store: BodyStore;
+/** Options of {@link s2spDataPlane}: the encoder core's, plus the HTTP side's. */
+export interface DataPlaneOptions extends EncoderCoreOptions {
   /** Largest accepted request body in bytes (default 16 MiB); larger gets 413. */
   bodyLimit?: number;
-  /**
-   * Where chunks are encoded: a pool to share, a thread count for a pool of
-   * the plugin's own (closed with the app), or 0 for the main thread only.
-   * Default: a pool with one thread per core, at most 4.
-   */
-  workers?: EncoderPool | number;
-  /** Rows per response chunk (one Arrow record batch); default 65,536. */
-  chunkRows?: number;
-  /** Chunks of at most this many cells stay on the main thread (default 4,096). */
-  inlineCellLimit?: number;
-  /**
-   * Where compressed buffers of whole stored batches are kept, so later
-   * responses (every token and projection of the body) reuse them: a cache to
-   * share, a byte budget for one of the plugin's own, or 0 to compress every
-   * response anew. Default: 256 MiB.
-   */
-  compressedCache?: CompressedBatchCache | number;
   /**
    * A prom-client Registry to record metrics into (fetches, bytes, durations,
    * tokens, leases, cache, store errors; README "Metrics"). Default: none,

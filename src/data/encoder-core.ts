@@ -19,8 +19,9 @@
  * through gzip or br when a JSON client asked. The fastify plugin around it
  * only routes, leases and negotiates.
  */
-import { Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { constants, createBrotliCompress, createGzip } from 'node:zlib';
 import type { Table } from 'apache-arrow';
 import type { FastifyReply } from 'fastify';
 import type { BodyStore, CachedBody } from '../cache/body-store.js';
@@ -39,14 +40,12 @@ import { jsonDocumentTail } from '../table/json-encoding.js';
 import { DEFAULT_CHUNK_ROWS, chunkLength, planChunks, type RowChunk } from '../table/row-chunks.js';
 import { projectColumns } from '../table/select.js';
 import { selectionJson } from '../table/selection-json.js';
-import { selectionPlanOf } from '../table/selection-plan.js';
+import { selectionPlanOf, type SelectionPlan } from '../table/selection-plan.js';
 import { createEncoderPool, type EncoderPool } from '../worker/encoder-pool.js';
-import { createEncoder, type ContentEncoding } from './content-encoding.js';
 import type { ResolvedFetch } from './fetch-request.js';
-import { COMMIT_FIRST_MAX_BYTES, holdLastBytes } from './last-bytes-gate.js';
+import { COMMIT_FIRST_MAX_BYTES, ReadyParts } from './last-bytes-gate.js';
 import type { LeaseSettlement } from './lease-settlement.js';
-import type { ResponseFormat } from './negotiate.js';
-import { ReadyParts } from './ready-parts.js';
+import type { ContentEncoding, ResponseFormat } from './negotiate.js';
 
 /**
  * Chunks with at most this many cells (rows x columns) are encoded on the
@@ -60,15 +59,27 @@ export const DEFAULT_INLINE_CELL_LIMIT = 4096;
 /** Largest chunk: an Arrow record batch's row count is an Int32. */
 const MAX_CHUNK_ROWS = 2 ** 31 - 1;
 
-/** Options of {@link EncoderCore} (the data plane's, DataPlaneOptions documents them). */
+/** Options of {@link EncoderCore}, and so of the data plane. */
 export interface EncoderCoreOptions {
-  readonly store: BodyStore;
-  /** A pool to share, a thread count for a pool of the core's own, or 0 for the main thread only. */
-  readonly workers?: EncoderPool | number;
-  readonly chunkRows?: number;
-  readonly inlineCellLimit?: number;
-  /** A cache to share, a byte budget for one of the core's own, or 0 to compress every response anew. */
-  readonly compressedCache?: CompressedBatchCache | number;
+  /** The store the resource tools write to. */
+  store: BodyStore;
+  /**
+   * Where chunks are encoded: a pool to share, a thread count for a pool of
+   * the core's own (closed with the app), or 0 for the main thread only.
+   * Default: a pool with one thread per core, at most 4.
+   */
+  workers?: EncoderPool | number;
+  /** Rows per response chunk (one Arrow record batch); default 65,536. */
+  chunkRows?: number;
+  /** Chunks of at most this many cells stay on the main thread (default 4,096). */
+  inlineCellLimit?: number;
+  /**
+   * Where compressed buffers of whole stored batches are kept, so later
+   * responses (every token and projection of the body) reuse them: a cache to
+   * share, a byte budget for one of the core's own, or 0 to compress every
+   * response anew. Default: 256 MiB.
+   */
+  compressedCache?: CompressedBatchCache | number;
 }
 
 /** One fetch to answer: what the adapter knows once the lease is taken and the request checked. */
@@ -85,30 +96,21 @@ export interface ResponsePlan {
 
 /** The one place a response plan becomes bytes on a reply; see the file comment. */
 export class EncoderCore {
-  readonly #store: BodyStore;
+  readonly #options: EncoderCoreOptions;
   readonly #pool: EncoderPool | undefined;
-  readonly #ownsPool: boolean;
   readonly #cache: CompressedBatchCache | undefined;
-  readonly #ownsCache: boolean;
   readonly #chunkRows: number;
   readonly #inlineCellLimit: number;
 
   /** @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an out-of-range number */
   constructor(options: EncoderCoreOptions) {
-    this.#store = options.store;
+    this.#options = options;
     this.#chunkRows = integerOption(options.chunkRows, 'chunkRows', 1, MAX_CHUNK_ROWS) ?? DEFAULT_CHUNK_ROWS;
     this.#inlineCellLimit = integerOption(options.inlineCellLimit, 'inlineCellLimit', 0) ?? DEFAULT_INLINE_CELL_LIMIT;
     const { workers, compressedCache } = options;
     if (typeof workers !== 'object') integerOption(workers, 'workers', 0);
     this.#pool = workers === 0 ? undefined : typeof workers === 'object' ? workers : createEncoderPool({ threads: workers });
-    this.#ownsPool = this.#pool !== undefined && this.#pool !== workers;
-    this.#cache =
-      compressedCache === 0
-        ? undefined
-        : typeof compressedCache === 'object'
-          ? compressedCache
-          : new CompressedBatchCache(compressedCache === undefined ? {} : { maxBytes: compressedCache });
-    this.#ownsCache = this.#cache !== undefined && this.#cache !== compressedCache;
+    this.#cache = compressedCache === 0 ? undefined : typeof compressedCache === 'object' ? compressedCache : new CompressedBatchCache({ maxBytes: compressedCache });
   }
 
   /**
@@ -117,16 +119,20 @@ export class EncoderCore {
    * encoding or a commit-first commit fails (the caller releases the lease).
    */
   async respond(reply: FastifyReply, plan: ResponsePlan): Promise<FastifyReply> {
-    const response = this.#inline(plan) ?? (await this.#encoded(plan));
+    const commit = () => this.#commit(plan);
+    const response = this.#inline(plan) ?? (await this.#encoded(plan, commit));
     plan.transfer.sending();
     reply.type(plan.format.kind === 'arrow' ? arrowStreamType(plan.format.codec) : JSON_CONTENT_TYPE);
     // Single use under store faults (SPEC 5): a small answer is committed before it is sent (a
     // failed commit is then a clean error document), any other holds its last bytes until then.
     if (plan.encoding === undefined && Buffer.isBuffer(response) && response.byteLength <= COMMIT_FIRST_MAX_BYTES) {
-      await this.#commit(plan);
+      await commit();
       return reply.send(response);
     }
-    const gated = holdLastBytes(response, () => this.#commit(plan));
+    // One Buffer holds back exactly the Arrow end-of-stream marker's length: the marker itself, or
+    // the last bytes of the JSON tail (always longer), so neither document is complete without them.
+    const cut = Buffer.isBuffer(response) ? Math.max(0, response.byteLength - END_OF_STREAM.byteLength) : 0;
+    const gated = Buffer.isBuffer(response) ? new ReadyParts([response.subarray(0, cut), response.subarray(cut)], commit) : response;
     // Sent as a stream now, which fastify gives no length: one Buffer keeps its Content-Length.
     if (plan.encoding === undefined) {
       if (Buffer.isBuffer(response)) reply.header('content-length', response.byteLength);
@@ -140,13 +146,13 @@ export class EncoderCore {
 
   /** Stops what the core made itself (a pool, a cache); shared ones are their owner's. */
   async close(): Promise<void> {
-    if (this.#ownsCache) this.#cache!.clear();
-    if (this.#ownsPool) await this.#pool!.close();
+    if (this.#cache !== this.#options.compressedCache) this.#cache?.clear();
+    if (this.#pool !== this.#options.workers) await this.#pool?.close();
   }
 
   async #commit(plan: ResponsePlan): Promise<void> {
     await plan.transfer.commit();
-    this.#cache?.dropUnlessHeld(plan.body.id, this.#store, plan.token);
+    this.#cache?.dropUnlessHeld(plan.body.id, this.#options.store, plan.token);
   }
 
   /** The answers that need no projection, no chunks and no stream: the whole cached body, a small selection. */
@@ -160,8 +166,8 @@ export class EncoderCore {
     return selectionBuffer(body.table, fetch, format, this.#inlineCellLimit);
   }
 
-  /** The chunked answers: ready compressed parts, one inline chunk, or a stream. */
-  async #encoded(plan: ResponsePlan): Promise<Readable | Buffer> {
+  /** The chunked answers: ready compressed parts, one inline chunk, or a stream (the last two hold their last bytes for `commit`). */
+  async #encoded(plan: ResponsePlan, commit: () => Promise<void>): Promise<Readable | Buffer> {
     const { body, fetch, format } = plan;
     const table = projectColumns(body.table, fetch.columns);
     const chunked: ChunkPlan = {
@@ -169,6 +175,7 @@ export class EncoderCore {
       table,
       columns: fetch.columns === undefined ? null : table.schema.fields.map((f) => f.name),
       chunks: planChunks(body.totalRows, fetch.sortedIds, this.#chunkRows),
+      selection: selectionPlanOf(body.table, fetch.columns),
       format,
       pool: this.#pool,
       compression: format.codec === undefined ? undefined : { codec: format.codec, compress: ipcCodec(format.codec).compress },
@@ -179,7 +186,7 @@ export class EncoderCore {
     // Compressed Arrow whose every buffer an earlier response compressed: all the parts are ready,
     // so they go out in one corked batch instead of one socket write (and event-loop turn) each.
     const ready = readyCompressedParts(chunked);
-    if (ready !== undefined) return new ReadyParts([opening(chunked), ...ready, closing(chunked)]);
+    if (ready !== undefined) return new ReadyParts([opening(chunked), ...ready, closing(chunked)], commit);
     // One inline chunk: one buffer with a Content-Length, no stream machinery, one write.
     // (Compressed whole stored batches go through the cache instead: compressed once, kept.)
     const { chunks } = chunked;
@@ -187,18 +194,15 @@ export class EncoderCore {
       const rows = chunks.length === 0 ? [] : encodeChunk(table, chunks[0], format, chunked.compression);
       return Buffer.concat([opening(chunked), ...rows, closing(chunked)]);
     }
-    return streamed(chunked);
+    return streamed(chunked, commit);
   }
 }
 
 /**
- * A small selection's whole answer as one Buffer, written straight from the
- * body's column buffers, or undefined when it is not one: compressed Arrow, a
- * selection of more than `cellLimit` cells (rows x response columns; this
- * blocks the event loop too), or an Arrow column whose layout is not flat.
- * The per-body work (projection, column chunks, JSON writers, the schema
- * message) is cached in a SelectionPlan, and it skips the arrow-js objects,
- * the encoder choice and the stream of the chunked path; same bytes.
+ * A small selection's whole answer as one Buffer written straight from the
+ * body's column buffers (per-body work kept in a SelectionPlan; no arrow-js
+ * objects, no stream), or undefined when it is not one: compressed Arrow, more
+ * than `cellLimit` cells (rows x response columns), a non-flat Arrow column.
  */
 export function selectionBuffer(body: Table, fetch: ResolvedFetch, format: ResponseFormat, cellLimit: number): Buffer | undefined {
   if (format.kind === 'arrow' && format.codec !== undefined) return undefined;
@@ -224,6 +228,8 @@ interface ChunkPlan {
   /** The response columns, or null for all (what workers project to). */
   readonly columns: readonly string[] | null;
   readonly chunks: readonly RowChunk[];
+  /** The projection's plan: where each stored batch starts, each response column's body field. */
+  readonly selection: SelectionPlan;
   readonly format: ChunkFormat;
   readonly pool: EncoderPool | undefined;
   /** The codec's compressor when `format.codec` is set. */
@@ -245,9 +251,10 @@ function runsInline(plan: ChunkPlan, chunk: RowChunk, table: Table = plan.table)
 /**
  * Starts encoding and resolves once the first chunk is ready, so a failure
  * before any byte is sent can still become a clean 500 (the lease is kept).
- * A failure after that destroys the stream: the client sees a cut transfer.
+ * A failure after that destroys the stream: the client sees a cut transfer,
+ * as it does when `commit`, awaited before the closing part, rejects.
  */
-async function streamed(plan: ChunkPlan): Promise<Readable> {
+async function streamed(plan: ChunkPlan, commit: () => Promise<void>): Promise<Readable> {
   const window = plan.pool?.threads ?? 1;
   const pending: Array<Promise<Uint8Array[]>> = [];
   let next = 0;
@@ -274,6 +281,7 @@ async function streamed(plan: ChunkPlan): Promise<Readable> {
       }
       yield* coalesce(chunkParts);
     }
+    await commit();
     yield closing(plan);
   }
   return Readable.from(parts(), { objectMode: true, highWaterMark: 1 });
@@ -281,7 +289,7 @@ async function streamed(plan: ChunkPlan): Promise<Readable> {
 
 async function encodeOne(plan: ChunkPlan, chunk: RowChunk): Promise<Uint8Array[]> {
   const cached = cachedBatchesOf(plan, chunk);
-  if (cached !== undefined) return cachedCompressedParts(plan, cached.codec, cached);
+  if (cached !== undefined) return cachedCompressedParts(plan, cached);
   return encodeAnywhere(plan, chunk, plan.table, plan.columns);
 }
 
@@ -292,73 +300,50 @@ async function encodeAnywhere(plan: ChunkPlan, chunk: RowChunk, table: Table, co
   return [bytes];
 }
 
-/** A compressed chunk that is whole stored batches: their indices in the body and first rows. */
+/** A compressed chunk that is whole stored batches `first` to `end` (exclusive), in `codec`. */
 interface StoredBatches {
   readonly codec: IpcCodec;
   readonly first: number;
-  readonly count: number;
-  /** Row offset of every stored batch, and the row count at the end. */
-  readonly offsets: readonly number[];
-}
-
-const offsetsByBody = new WeakMap<Table, number[]>();
-
-function batchOffsets(table: Table): number[] {
-  let offsets = offsetsByBody.get(table);
-  if (offsets === undefined) {
-    offsets = [0];
-    for (const batch of table.batches) offsets.push(offsets[offsets.length - 1] + batch.numRows);
-    offsetsByBody.set(table, offsets);
-  }
-  return offsets;
+  readonly end: number;
 }
 
 /** The stored batches a compressed chunk covers exactly, or undefined when it is not whole batches (or nothing caches). */
 function cachedBatchesOf(plan: ChunkPlan, chunk: RowChunk): StoredBatches | undefined {
   if (plan.compressedCache === undefined || plan.format.kind !== 'arrow' || plan.format.codec === undefined) return undefined;
   if ('ids' in chunk || chunk.end <= chunk.start || hasDictionaries(plan.body.table.schema)) return undefined;
-  const offsets = batchOffsets(plan.body.table);
-  const first = offsets.indexOf(chunk.start);
-  const last = offsets.indexOf(chunk.end, first + 1);
-  if (first < 0 || last < 0) return undefined;
-  return { codec: plan.format.codec, first, count: last - first, offsets };
+  const { starts } = plan.selection;
+  const first = starts.indexOf(chunk.start);
+  const end = starts.indexOf(chunk.end, first + 1);
+  return first < 0 || end < 0 ? undefined : { codec: plan.format.codec, first, end };
 }
 
 /** The parts of every chunk when each is whole stored batches already kept compressed, else undefined. */
 function readyCompressedParts(plan: ChunkPlan): Uint8Array[] | undefined {
   if (plan.compressedCache === undefined || plan.chunks.length === 0) return undefined;
-  const fields = bodyFieldsOf(plan);
+  const { starts, indices } = plan.selection;
   const parts: Uint8Array[] = [];
   for (const chunk of plan.chunks) {
     const batches = cachedBatchesOf(plan, chunk);
     if (batches === undefined) return undefined;
-    for (let k = batches.first; k < batches.first + batches.count; k++) {
-      const columns = plan.compressedCache.peek(plan.body, batches.codec, k, fields);
+    for (let k = batches.first; k < batches.end; k++) {
+      const columns = plan.compressedCache.peek(plan.body, batches.codec, k, indices);
       if (columns === undefined) return undefined;
-      parts.push(...coalesce(compressedColumnsMessage(batches.offsets[k + 1] - batches.offsets[k], columns, batches.codec)));
+      parts.push(...coalesce(compressedColumnsMessage(starts[k + 1] - starts[k], columns, batches.codec)));
     }
   }
   return parts;
 }
 
-/** The body's field index of each response column. */
-function bodyFieldsOf(plan: ChunkPlan): number[] {
-  const bodySchema = plan.body.table.schema;
-  return plan.table.schema.fields.map((field) => bodySchema.fields.findIndex((f) => f.name === field.name));
-}
-
 /** The chunk's messages from cached compressed columns, compressing (once) those not cached yet. */
-async function cachedCompressedParts(plan: ChunkPlan, codec: IpcCodec, batches: StoredBatches): Promise<Uint8Array[]> {
-  const fields = bodyFieldsOf(plan);
-  const parts: Uint8Array[] = [];
-  const messages: Array<Promise<{ columns: CompressedColumn[]; rows: number }>> = [];
-  for (let k = batches.first; k < batches.first + batches.count; k++) {
-    const chunk = { start: batches.offsets[k], end: batches.offsets[k + 1] };
+async function cachedCompressedParts(plan: ChunkPlan, { codec, first, end }: StoredBatches): Promise<Uint8Array[]> {
+  const { starts, indices } = plan.selection;
+  const messages: Array<Promise<Uint8Array[]>> = [];
+  for (let k = first; k < end; k++) {
+    const chunk = { start: starts[k], end: starts[k + 1] };
     const compress = (missing: readonly number[]) => compressColumns(plan, k, chunk, missing);
-    messages.push(plan.compressedCache!.columns(plan.body, codec, k, fields, compress).then((columns) => ({ columns, rows: chunk.end - chunk.start })));
+    messages.push(plan.compressedCache!.columns(plan.body, codec, k, indices, compress).then((columns) => compressedColumnsMessage(chunk.end - chunk.start, columns, codec)));
   }
-  for (const { columns, rows } of await Promise.all(messages)) parts.push(...compressedColumnsMessage(rows, columns, codec));
-  return parts;
+  return (await Promise.all(messages)).flat();
 }
 
 /**
@@ -369,20 +354,17 @@ async function cachedCompressedParts(plan: ChunkPlan, codec: IpcCodec, batches: 
  */
 async function compressColumns(plan: ChunkPlan, k: number, chunk: RowChunk, fields: readonly number[]): Promise<CompressedColumn[]> {
   const body = plan.body.table;
-  const names = fields.map((i) => body.schema.fields[i].name);
+  const projection = selectionPlanOf(body, fields.map((i) => body.schema.fields[i].name));
+  const names = projection.fields.map((f) => f.name);
   const projected = projectColumns(body, names);
   // Not cancelled with the transfer that started it: other transfers of the body may be waiting on
   // this compression (compressed-batch-cache.ts), and a hang-up must not cut them. Finishing it
   // costs one batch's compression, which the cache keeps for the next fetch anyway.
-  const cacheFill = { ...plan, signal: undefined };
-  const parts = await encodeAnywhere(cacheFill, chunk, projected, projected.schema.fields.map((f) => f.name));
+  const parts = await encodeAnywhere({ ...plan, signal: undefined }, chunk, projected, names);
   // A worker's answer is already one buffer (transferred): keep it, do not copy it.
   const message = parts.length === 1 ? parts[0] : concatParts(parts);
-  const stored = body.batches[k];
-  const messageFields = projected.schema.fields.map((field) => body.schema.fields.findIndex((f) => f.name === field.name));
-  const columns = splitCompressedColumns(message, messageFields.map((i) => stored.getChildAt(i)!));
-  const byName = new Map(projected.schema.fields.map((field, i) => [field.name, columns[i]]));
-  return names.map((name) => byName.get(name)!);
+  const columns = splitCompressedColumns(message, projection.indices.map((i) => body.batches[k].getChildAt(i)!));
+  return fields.map((field) => columns[projection.indices.indexOf(field)]);
 }
 
 const JSON_OPEN = Buffer.from('{"body":[');
@@ -413,22 +395,32 @@ function coalesce(parts: readonly Uint8Array[]): Uint8Array[] {
   const out: Uint8Array[] = [];
   let small: Uint8Array[] = [];
   let smallBytes = 0;
+  const flush = () => {
+    if (smallBytes > 0) out.push(Buffer.concat(small, smallBytes));
+    small = [];
+    smallBytes = 0;
+  };
   for (const part of parts) {
     if (part.byteLength >= WRITE_AS_IS_BYTES) {
-      if (smallBytes > 0) out.push(Buffer.concat(small, smallBytes));
-      small = [];
-      smallBytes = 0;
+      flush();
       out.push(part);
-      continue;
-    }
-    small.push(part);
-    smallBytes += part.byteLength;
-    if (smallBytes >= WRITE_AS_IS_BYTES) {
-      out.push(Buffer.concat(small, smallBytes));
-      small = [];
-      smallBytes = 0;
+    } else {
+      small.push(part);
+      smallBytes += part.byteLength;
+      if (smallBytes >= WRITE_AS_IS_BYTES) flush();
     }
   }
-  if (smallBytes > 0) out.push(Buffer.concat(small, smallBytes));
+  flush();
   return out;
+}
+
+/**
+ * A compressing stream for `encoding` (JSON only: Arrow bodies compress their
+ * buffers inside the IPC stream, and two layers would only cost CPU). Levels
+ * favour throughput: this runs on the main thread over bodies of many
+ * megabytes (brotli's default quality 11 would cost seconds).
+ */
+function createEncoder(encoding: ContentEncoding): Transform {
+  if (encoding === 'gzip') return createGzip({ level: 4 });
+  return createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: 4 } });
 }

@@ -120,11 +120,6 @@ export class CompressedBatchCache {
     return out;
   }
 
-  /** True when buffers of the body are kept. */
-  holds(bodyId: string): boolean {
-    return this.#bodies.has(bodyId);
-  }
-
   /**
    * The eviction policy after a transfer of the body consumed its token: the
    * buffers help only a later fetch of the body (any token sharing it), so

@@ -141,11 +141,15 @@ export function partsLength(parts: readonly Uint8Array[]): number {
 
 /** Copies parts into one ArrayBuffer (to transfer it from a worker). */
 export function concatParts(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(partsLength(parts));
+  return writeParts(parts, new Uint8Array(partsLength(parts)));
+}
+
+/** Copies parts one after the other into `target` (at least their length); returns `target`. */
+export function writeParts(parts: readonly Uint8Array[], target: Uint8Array): Uint8Array {
   let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
+  for (const part of parts) {
+    target.set(part, at);
+    at += part.byteLength;
   }
-  return out;
+  return target;
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Binary, BinaryView, Decimal, Int32, Table, Utf8, Utf8View, makeData, makeVector, tableFromIPC, vectorFromArray, type RecordBatch } from 'apache-arrow';
 import { CompressionType } from 'apache-arrow/fb/compression-type';
-import { batchMessageParts } from '../../../src/ipc/decode/message.js';
+import { batchMessageParts } from '../../../src/ipc/compression/compressed-columns.js';
 import { concatParts, partsLength, schemaMessage } from '../../../src/ipc/encode/message.js';
 import { compressedBatchMessage, recordBatchMessage, type BufferCompression } from '../../../src/ipc/encode/record-batch.js';
 import { END_OF_STREAM } from '../../../src/protocol/arrow-framing.js';
