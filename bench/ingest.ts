@@ -7,7 +7,7 @@
  *   node dist/bench/ingest.js [--quick] [--reps N]
  */
 import { tableFromJSON } from 'apache-arrow';
-import { sharedIpcFromTable } from '../src/ipc/shared-body.js';
+import { sharedIpcFromTable } from '../test/support/shared-ipc.js';
 import { tableFromRows } from '../src/table/table-from-rows.js';
 import { generateRows } from './lib/dataset.js';
 import { goal, ratio, secs, spread, triple } from './lib/report.js';

@@ -6,10 +6,11 @@
  *
  *   node dist/bench/inline-threshold.js [--quick] [--reps N]
  */
-import { sharedIpcFromTable, tableFromSharedIpc } from '../src/ipc/shared-body.js';
-import { DEFAULT_INLINE_CELL_LIMIT } from '../src/data/body-stream.js';
+import { tableFromSharedIpc } from '../src/ipc/shared-body.js';
+import { sharedIpcFromTable } from '../test/support/shared-ipc.js';
+import { DEFAULT_INLINE_CELL_LIMIT } from '../src/data/encoder-core.js';
 import { encodeChunk, type ChunkFormat } from '../src/table/chunk-encoding.js';
-import { ipcCodec } from '../src/ipc/codec-registry.js';
+import { ipcCodec } from '../src/ipc/compression/codec-registry.js';
 import { projectColumns } from '../src/table/select.js';
 import { tableFromRows } from '../src/table/table-from-rows.js';
 import { createEncoderPool } from '../src/worker/encoder-pool.js';

@@ -143,7 +143,7 @@ const FS_PROBLEMS: Record<string, string> = {
   EPERM: 'permission denied',
 };
 
-/** An Arrow batch (from a peer or a file) whose buffers do not hold what its header declares (ipc/batch-validation.ts). */
+/** An Arrow batch (from a peer or a file) whose buffers do not hold what its header declares (ipc/decode/batch-validation.ts). */
 function corruptBatch(p: { column: string | undefined; reason: string }): string {
   return `an Arrow record batch is corrupt${p.column === undefined ? '' : ` in column ${quoteInput(p.column)}`}: ${p.reason}`;
 }
@@ -183,7 +183,7 @@ const responseProblems = situations({
     'the resource may not hold them: check abstract_data against the resource tool\'s abstract',
   missingColumns: (p: { missing: readonly string[] }) =>
     `it lacks columns asked for: ${listForMessage(p.missing)}; the resource may not hold them`,
-  /** A batch whose buffers do not hold what its header declares (ipc/batch-validation.ts); `column` is its field path, or undefined for the batch as a whole. */
+  /** A batch whose buffers do not hold what its header declares (ipc/decode/batch-validation.ts); `column` is its field path, or undefined for the batch as a whole. */
   batchInvalid: corruptBatch,
 });
 
@@ -236,6 +236,15 @@ export const ERRORS = {
   S2SP_ERR_REQUEST_TOO_LARGE: { status: 413, message: () => 'request body is over the limit' },
   S2SP_ERR_CONTENT_TYPE_UNSUPPORTED: { status: 415, message: () => 'request body must be application/json' },
   S2SP_ERR_INTERNAL: { status: 500, message: () => 'internal error (the details are in the server log)' },
+  /** A bug of ours, never the caller's: logged with its situation, answered on the wire as S2SP_ERR_INTERNAL (error-reply.ts). */
+  S2SP_ERR_INTERNAL_INVARIANT: {
+    status: 500,
+    message: situations({
+      columnSplit: () => 'a compressed record batch message does not split into its columns',
+      notRecordBatch: () => 'a message read back as a record batch is not one',
+      compressorMissing: (p: { codec: string }) => `a chunk in ${p.codec} was to be encoded without a ${p.codec} compressor`,
+    }),
+  },
 
   // HTTP surfaces (SPEC 3.5, 4): requests refused before any route runs
   S2SP_ERR_REQUEST_MALFORMED: {
@@ -285,6 +294,7 @@ export const ERRORS = {
     }),
   },
   S2SP_ERR_CACHE_CLOSED: { status: 503, message: () => 'the body cache is closed' },
+  S2SP_ERR_ENCODER_POOL_CLOSED: { status: 503, message: () => 'the encoder pool is closed; create a new one' },
   S2SP_ERR_STORE_UNAVAILABLE: {
     status: 503,
     message: () => 'the shared body store (Redis) is unreachable right now; nothing was lost on your side, retry in a few seconds',
@@ -494,6 +504,8 @@ export const ERRORS = {
         `the resource server sent ${p.codec}-compressed Arrow, but ${p.codec} is not available on this platform; ` +
         `the server should answer uncompressed, since this client did not list codecs="${p.codec}"`,
       codecSent: (p: { codec: string }) => `the resource server sent Arrow compressed with ${p.codec}, which this client cannot decode`,
+      /** A name that is no IPC codec at all (a caller's bug: the media types list the known ones). */
+      unknown: (p: { codec: unknown; known: readonly string[] }) => `unknown IPC codec ${quoteInput(p.codec)}; known: ${p.known.join(', ')}`,
     }),
   },
 
@@ -511,12 +523,13 @@ export const ERRORS = {
       'pass publicUrl (--public-url http://<reachable-host>:<port>)',
   },
 
-  /** S2SPServer used out of order: mounted or listening twice. */
+  /** An S2SPServer or a data plane used out of order: mounted or listening twice. */
   S2SP_ERR_SERVER_STATE: {
     status: 500,
     message: situations({
       mounted: () => 'the S2SPServer is already mounted; mount it once, or close it first',
       listening: () => 'the S2SPServer is already listening; close it first',
+      dataPlaneMounted: () => 'this S2SP data plane is already mounted; create one per app',
     }),
   },
 

@@ -4,4 +4,4 @@
  */
 export { multiUseMemoryStore } from './cache/memory-store.js';
 export { encoderPoolRunning, type WorkerModule } from './worker/encoder-pool.js';
-export { registerIpcCodec, type IpcCodecSource } from './ipc/codec-registry.js';
+export { registerIpcCodec, type IpcCodecSource } from './ipc/compression/codec-registry.js';

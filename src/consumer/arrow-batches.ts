@@ -2,12 +2,12 @@
  * Decodes the data plane's Arrow answer as it arrives (SPEC 3.2), batch by
  * batch: every fetch reads Arrow this way (fetchBody collects the batches).
  *
- * The framing walk (ipc/stream-walk.ts) cuts the bytes into whole messages;
+ * The framing walk (ipc/decode/stream-walk.ts) cuts the bytes into whole messages;
  * each record batch is decoded by arrow-js on its own, as soon as its
  * message is complete, from the schema, the dictionaries so far and the
  * batch (arrow-js's own async reader reads a message ahead, which would
  * hold a batch back). The schema is checked before any batch, each batch
- * checked and decompressed within the body limit (ipc/checked-batch.ts)
+ * checked and decompressed within the body limit (ipc/decode/checked-batch.ts)
  * before arrow-js sees it, and the stream ends only after
  * its end-of-stream marker: a transfer cut anywhere throws from the batch
  * where it broke and is never read as fewer rows. Batches already handed
@@ -18,9 +18,9 @@
  */
 import { DataType, RecordBatchReader, type RecordBatch, type Schema } from 'apache-arrow';
 import { S2SPError, isS2SPError } from '../errors.js';
-import { checkedBatchMessage, decompressionBudget } from '../ipc/checked-batch.js';
-import { IpcStreamError, walkIpcStream, type WalkedMessage } from '../ipc/stream-walk.js';
-import { ipcCodecOfCompressionType } from '../ipc/codec-registry.js';
+import { checkedBatchMessage, decompressionBudget } from '../ipc/decode/checked-batch.js';
+import { IpcStreamError, walkIpcStream, type WalkedMessage } from '../ipc/decode/stream-walk.js';
+import { ipcCodecOfCompressionType } from '../ipc/compression/codec-registry.js';
 import type { IpcCodec } from '../protocol/media-types.js';
 import { MAX_ROW_ID, ROW_ID } from '../protocol/row-id.js';
 import { responseInvalid as invalid } from '../json/decoded-body.js';

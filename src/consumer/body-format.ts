@@ -10,7 +10,7 @@
  */
 import { S2SPError } from '../errors.js';
 import { ARROW_STREAM_TYPE, JSON_TYPE, arrowStreamType, isIpcCodec, mediaTypeOf, type IpcCodec } from '../protocol/media-types.js';
-import { availableIpcCodecs, ipcCodec } from '../ipc/codec-registry.js';
+import { availableIpcCodecs, ipcCodec } from '../ipc/compression/codec-registry.js';
 
 /** The wire formats a fetch can ask for; `auto` prefers Arrow and takes JSON. */
 export const BodyFormat = { auto: 'auto', json: 'json', arrow: 'arrow' } as const;

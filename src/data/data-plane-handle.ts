@@ -58,7 +58,7 @@ export function createDataPlane(options: CreateDataPlaneOptions): DataPlane {
   const { publicUrl, ttlMs, ...pluginOptions } = checked;
   let mountedOn: FastifyInstance | undefined;
   const plugin: FastifyPluginAsync = async (app) => {
-    if (mountedOn !== undefined) throw new Error('this S2SP data plane is already mounted; create one per app');
+    if (mountedOn !== undefined) throw new S2SPError('S2SP_ERR_SERVER_STATE', { problem: 'dataPlaneMounted' });
     mountedOn = app;
     await s2spDataPlane(app, pluginOptions);
   };

@@ -6,64 +6,37 @@
  *
  * Order of checks on a fetch: body shape (400) and Accept (406) first, then
  * the lease (404/409), then ids and columns against the body (400, lease
- * released), then the stream; the lease is committed only once the response
- * was written but its last bytes, which go out only after the commit
- * (last-bytes-gate.ts), and released on any failure, so a 4xx or a dropped
- * transfer never consumes the token, and a transfer whose commit fails is cut.
+ * released), then the hand-off to the encoder core (encoder-core.ts), which
+ * picks how the answer is encoded and sent; the lease is committed only once
+ * the response was written but its last bytes, which go out only after the
+ * commit (last-bytes-gate.ts), and released on any failure, so a 4xx or a
+ * dropped transfer never consumes the token, and a transfer whose commit
+ * fails is cut.
  */
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { FastifyPluginAsync } from 'fastify';
-import type { BodyStore, CachedBody } from '../cache/body-store.js';
 import type { Registry } from 'prom-client';
 import { isWellFormedToken } from '../protocol/token.js';
 import { S2SPError } from '../errors.js';
-import { ipcCodec, ipcCodecAvailable } from '../ipc/codec-registry.js';
-import { CompressedBatchCache } from '../ipc/compressed-batch-cache.js';
-import { DEFAULT_CHUNK_ROWS, planChunks } from '../table/row-chunks.js';
-import { projectColumns } from '../table/select.js';
-import { createEncoderPool, type EncoderPool } from '../worker/encoder-pool.js';
-import { DEFAULT_INLINE_CELL_LIMIT, openBodyStream } from './body-stream.js';
-import { smallResponse } from './small-response.js';
-import { createEncoder, negotiateEncoding } from './content-encoding.js';
+import { ipcCodecAvailable } from '../ipc/compression/codec-registry.js';
+import { EncoderCore, type EncoderCoreOptions } from './encoder-core.js';
 import { errorForReply } from './error-reply.js';
 import { settleLease } from './lease-settlement.js';
-import { COMMIT_FIRST_MAX_BYTES, holdLastBytes } from './last-bytes-gate.js';
-import { parseFetchRequest, resolveFetch, type ResolvedFetch } from './fetch-request.js';
+import { parseFetchRequest, resolveFetch } from './fetch-request.js';
 import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
-import { negotiateFormat, type NegotiationSupport, type ResponseFormat } from './negotiate.js';
+import { negotiateEncoding, negotiateFormat, type NegotiationSupport } from './negotiate.js';
 import { DATA_ROUTE, DATA_ROUTE_WILDCARD, HEALTH_PATH, METRICS_PATH } from '../protocol/data-path.js';
 import { dataPlaneMetricsFor, serveMetrics } from './metrics.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
-import { JSON_CONTENT_TYPE, JSON_TYPE, arrowStreamType } from '../protocol/media-types.js';
+import { JSON_CONTENT_TYPE, JSON_TYPE } from '../protocol/media-types.js';
 import { storeOption, integerOption } from '../option-checks.js';
 
 /** Default limit of a fetch request body: 16 MiB (a million row ids fit). */
 export const DEFAULT_REQUEST_BODY_LIMIT = 16 * 1024 * 1024;
 
-/** Options of {@link s2spDataPlane}. */
-export interface DataPlaneOptions {
-  /** The store the resource tools write to. */
-  store: BodyStore;
+/** Options of {@link s2spDataPlane}: the encoder core's, plus the HTTP side's. */
+export interface DataPlaneOptions extends EncoderCoreOptions {
   /** Largest accepted request body in bytes (default 16 MiB); larger gets 413. */
   bodyLimit?: number;
-  /**
-   * Where chunks are encoded: a pool to share, a thread count for a pool of
-   * the plugin's own (closed with the app), or 0 for the main thread only.
-   * Default: a pool with one thread per core, at most 4.
-   */
-  workers?: EncoderPool | number;
-  /** Rows per response chunk (one Arrow record batch); default 65,536. */
-  chunkRows?: number;
-  /** Chunks of at most this many cells stay on the main thread (default 4,096). */
-  inlineCellLimit?: number;
-  /**
-   * Where compressed buffers of whole stored batches are kept, so later
-   * responses (every token and projection of the body) reuse them: a cache to
-   * share, a byte budget for one of the plugin's own, or 0 to compress every
-   * response anew. Default: 256 MiB.
-   */
-  compressedCache?: CompressedBatchCache | number;
   /**
    * A prom-client Registry to record metrics into (fetches, bytes, durations,
    * tokens, leases, cache, store errors; README "Metrics"). Default: none,
@@ -77,10 +50,6 @@ export interface DataPlaneOptions {
   metricsPath?: string | false;
 }
 
-
-/** Largest chunk: an Arrow record batch's row count is an Int32. */
-const MAX_CHUNK_ROWS = 2 ** 31 - 1;
-
 /**
  * The data-plane fastify plugin.
  * @throws S2SPError `S2SP_ERR_OPTION_INVALID` at registration for a missing store or an out-of-range number
@@ -89,13 +58,8 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   const { store } = options;
   storeOption(store);
   const bodyLimit = integerOption(options.bodyLimit, 'bodyLimit', 1) ?? DEFAULT_REQUEST_BODY_LIMIT;
-  const chunkRows = integerOption(options.chunkRows, 'chunkRows', 1, MAX_CHUNK_ROWS) ?? DEFAULT_CHUNK_ROWS;
-  const inlineCellLimit = integerOption(options.inlineCellLimit, 'inlineCellLimit', 0);
-  if (typeof options.workers !== 'object') integerOption(options.workers, 'workers', 0);
-  const pool = poolFor(options.workers);
-  if (pool !== undefined && pool !== options.workers) app.addHook('onClose', () => pool.close());
-  const compressedCache = compressedCacheFor(options.compressedCache);
-  if (compressedCache !== undefined && compressedCache !== options.compressedCache) app.addHook('onClose', async () => compressedCache.clear());
+  const core = new EncoderCore(options);
+  app.addHook('onClose', () => core.close());
   // A codec is offered only where it loads; elsewhere asking for it alone gets a 406 that says why.
   const support: NegotiationSupport = { arrow: true, codec: ipcCodecAvailable };
 
@@ -147,62 +111,14 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       request.log.warn({ err: error }, 'could not settle a lease; it ends with its timeout'),
     );
     try {
-      const { body } = lease;
-      const resolved = resolveFetch(fetchRequest, body.table);
-      const small = smallResponse(body.table, resolved, format, inlineCellLimit ?? DEFAULT_INLINE_CELL_LIMIT);
-      const response = small ?? (await streamedResponse(body, resolved, format, settlement.signal));
-      settlement.sending();
-      const commit = async () => {
-        await settlement.commit();
-        // The body's compressed buffers help only a later fetch of it (any token sharing the body);
-        // once the store lets the body go, keeping them only costs memory and garbage collections.
-        // A store that cannot tell is asked about this token: it loses reuse then, not data.
-        if (compressedCache === undefined || !compressedCache.holds(body.id)) return;
-        if (store.holdsBody !== undefined) {
-          if (!store.holdsBody(body.id)) compressedCache.delete(body.id);
-        } else void store.has(token).then((alive) => alive || compressedCache.delete(body.id), () => {});
-      };
+      const fetch = resolveFetch(fetchRequest, lease.body.table);
       const encoding = format.kind === 'json' ? negotiateEncoding(request.headers['accept-encoding']) : undefined;
-      reply.type(format.kind === 'arrow' ? arrowStreamType(format.codec) : JSON_CONTENT_TYPE);
-      // Single use under store faults (SPEC 5): a small answer is committed before it is sent (a
-      // failed commit is then a clean error document), any other holds its last bytes until then.
-      if (encoding === undefined && Buffer.isBuffer(response) && response.byteLength <= COMMIT_FIRST_MAX_BYTES) {
-        await commit();
-        return reply.send(response);
-      }
-      const gated = holdLastBytes(response, commit);
-      // Sent as a stream now, which fastify gives no length: one Buffer keeps its Content-Length.
-      if (encoding === undefined) {
-        if (Buffer.isBuffer(response)) reply.header('content-length', response.byteLength);
-        return reply.send(gated);
-      }
-      reply.header('content-encoding', encoding).header('vary', 'Accept, Accept-Encoding');
-      const encoder = createEncoder(encoding);
-      pipeline(gated, encoder).catch(() => {}); // errors destroy both; the response sees the cut
-      return reply.send(encoder);
+      return await core.respond(reply, { token, body: lease.body, fetch, format, encoding, transfer: settlement });
     } catch (error) {
       await settlement.fail();
       throw error;
     }
   });
-
-  /** The chunked answer: encoded inline or in workers, streamed when it is more than one chunk. */
-  function streamedResponse(body: CachedBody, resolved: ResolvedFetch, format: ResponseFormat, signal: AbortSignal): Promise<Readable | Buffer> {
-    const table = projectColumns(body.table, resolved.columns);
-    return openBodyStream({
-      body,
-      table,
-      columns: resolved.columns === undefined ? null : table.schema.fields.map((f) => f.name),
-      chunks: planChunks(body.totalRows, resolved.sortedIds, chunkRows),
-      format,
-      pool,
-      compression: format.codec === undefined ? undefined : { codec: format.codec, compress: ipcCodec(format.codec).compress },
-      compressedCache,
-      inlineCellLimit,
-      wholeBody: resolved.sortedIds === undefined && resolved.columns === undefined,
-      signal,
-    });
-  }
 
   // Everything else under /s2sp/data/ gets our error document, and goes
   // through the redacting serializers instead of fastify's 404 log line,
@@ -226,16 +142,4 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
 function rawPath(url: string): string {
   const query = url.indexOf('?');
   return query < 0 ? url : url.slice(0, query);
-}
-
-function compressedCacheFor(option: DataPlaneOptions['compressedCache']): CompressedBatchCache | undefined {
-  if (option === 0) return undefined;
-  if (typeof option === 'object') return option;
-  return new CompressedBatchCache(option === undefined ? {} : { maxBytes: option });
-}
-
-function poolFor(workers: DataPlaneOptions['workers']): EncoderPool | undefined {
-  if (workers === 0) return undefined;
-  if (typeof workers === 'object') return workers;
-  return createEncoderPool({ threads: workers });
 }

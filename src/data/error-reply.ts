@@ -16,7 +16,8 @@ const FASTIFY_CODES: Record<string, () => S2SPError> = {
 
 /** The S2SPError a thrown value stands for on the wire. */
 export function errorForReply(error: unknown): S2SPError {
-  if (error instanceof S2SPError) return error;
+  // An invariant's situation is for the log (the error handler logs every 500), not for the client.
+  if (error instanceof S2SPError) return error.code === 'S2SP_ERR_INTERNAL_INVARIANT' ? new S2SPError('S2SP_ERR_INTERNAL') : error;
   if (isS2SPError(error)) {
     // A worker's error after structured clone: `{code, message}`, no class.
     const { code, message } = error as { code: S2SPError['code']; message?: unknown };

@@ -1,9 +1,11 @@
 /**
  * Holds a response's last bytes back until its transfer is committed (SPEC 5:
  * a transfer whose consumption cannot be recorded does not end as a complete
- * 200). Every response the data plane sends goes through here, whatever its
- * shape: one Buffer (a small selection, the whole cached Arrow stream),
- * parts in memory ({@link ReadyParts}), or a stream of encoded chunks.
+ * 200). Every response the data plane sends is held so, whatever its shape
+ * (encoder-core.ts): one Buffer (a small selection, the whole cached Arrow
+ * stream) or parts in memory go out as {@link ReadyParts} with their last
+ * part gated, and a stream of encoded chunks awaits the commit before its
+ * closing part.
  *
  * What is held back is what makes the document complete: the Arrow
  * end-of-stream marker, or the tail of the JSON document (`...]}`), and with
@@ -19,40 +21,85 @@
  * cost every small request a stream (a third of the small-request rate,
  * bench/small-requests); a failed commit is then a clean error document.
  */
+import { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { END_OF_STREAM } from '../protocol/arrow-framing.js';
-import { ReadyParts } from './body-stream.js';
+import { partsLength } from '../ipc/encode/message.js';
 
 /** Largest one-Buffer answer committed before it is sent rather than gated (the socket takes it in one write). */
 export const COMMIT_FIRST_MAX_BYTES = 64 * 1024;
 
 /**
- * Bytes held back of a response written as one Buffer: exactly the Arrow
- * end-of-stream marker, and for JSON the last bytes of its tail (always longer:
- * `"columns_returned":[...]}`), so neither document is complete without them.
+ * A response whose parts are all in memory already (views of kept buffers):
+ * written to the socket in one corked batch, which Node hands to the kernel
+ * as one writev, with a Content-Length. Piping it part by part would wait
+ * for the socket to drain after every large part.
+ *
+ * With `beforeLast`, the last part waits until it resolves, and the stream is
+ * destroyed with its error instead when it rejects (the data plane's commit
+ * before the last bytes).
  */
-const HELD_BYTES = END_OF_STREAM.byteLength;
+export class ReadyParts extends Readable {
+  readonly parts: readonly Uint8Array[];
+  /** Total bytes of the parts. */
+  readonly byteLength: number;
+  readonly #beforeLast: (() => Promise<void>) | undefined;
 
-/**
- * `response` as a stream whose last bytes wait for `commit`.
- * @param commit resolves when the last bytes may go; when it rejects, the stream is destroyed with its error (the response is cut)
- */
-export function holdLastBytes(response: Buffer | Readable, commit: () => Promise<void>): Readable {
-  if (Buffer.isBuffer(response)) {
-    const cut = Math.max(0, response.byteLength - HELD_BYTES);
-    return new ReadyParts([response.subarray(0, cut), response.subarray(cut)], commit);
+  constructor(parts: readonly Uint8Array[], beforeLast?: () => Promise<void>) {
+    super();
+    this.parts = parts;
+    this.byteLength = partsLength(parts);
+    this.#beforeLast = beforeLast;
   }
-  if (response instanceof ReadyParts) return new ReadyParts(response.parts, commit);
-  return Readable.from(lastPartHeld(response, commit), { objectMode: true, highWaterMark: 1 });
+
+  override _read(): void {
+    this.push(null); // the parts go out through pipe() below, never through reads
+  }
+
+  override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
+    const out = destination as unknown as NodeJS.WritableStream &
+      Partial<Pick<ServerResponse, 'cork' | 'uncork' | 'headersSent' | 'setHeader' | 'writableNeedDrain'>>;
+    if (out.headersSent === false) out.setHeader?.('content-length', this.byteLength);
+    const finish = () => {
+      if (options?.end !== false) out.end();
+      this.resume(); // ends this stream, so whoever waits for its end sees it
+    };
+    const gate = this.#beforeLast;
+    const held = gate === undefined || this.parts.length === 0 ? this.parts.length : this.parts.length - 1;
+    out.cork?.();
+    for (let i = 0; i < held; i++) out.write(this.parts[i]);
+    if (held === this.parts.length) {
+      out.uncork?.();
+      finish();
+      return destination;
+    }
+    // A small answer stays corked through the gate, so it still leaves in one write; a large one
+    // goes out now, and the gate waits until a stream between us and the response (the metrics'
+    // byte counter) passed it on, since it holds it until the socket asks; the gate itself then
+    // waits for the socket to take it. (Not for the response's own 'drain': the socket's is the
+    // one to wait for, and an injected request's response never emits it.)
+    const corked = out.writableNeedDrain !== true;
+    if (!corked) out.uncork?.();
+    (corked || out instanceof ServerResponse ? gate!() : drainOrClose(out).then(gate)).then(
+      () => {
+        out.write(this.parts[held]);
+        if (corked) out.uncork?.();
+        finish();
+      },
+      (error: unknown) => this.destroy(error as Error),
+    );
+    return destination;
+  }
 }
 
-/** The parts of `source`, the last one only after `commit` resolved (the body streams end with their closing part). */
-async function* lastPartHeld(source: Readable, commit: () => Promise<void>): AsyncGenerator<Uint8Array> {
-  let last: Uint8Array | undefined;
-  for await (const part of source as AsyncIterable<Uint8Array>) {
-    if (last !== undefined) yield last;
-    last = part;
-  }
-  await commit();
-  if (last !== undefined) yield last;
+/** Resolves at the stream's next 'drain' or its 'close', whichever comes first. */
+export function drainOrClose(stream: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
 }

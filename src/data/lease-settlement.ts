@@ -25,7 +25,7 @@
 import type { FastifyReply } from 'fastify';
 import type { BodyLease } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
-import { drainOrClose } from './body-stream.js';
+import { drainOrClose } from './last-bytes-gate.js';
 
 /** One transfer's lease and the connection it is for. */
 export interface LeaseSettlement {

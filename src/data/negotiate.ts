@@ -1,7 +1,8 @@
 /**
  * Content negotiation for the data plane (SPEC 3.2): JSON by default, Arrow
  * IPC stream when asked for, with the codecs the client lists in the Accept
- * parameters (`application/vnd.apache.arrow.stream; codecs="zstd, lz4"`).
+ * parameters (`application/vnd.apache.arrow.stream; codecs="zstd, lz4"`);
+ * for JSON, the HTTP Content-Encoding (gzip or br) from Accept-Encoding.
  */
 import { S2SPError, type ErrorParams } from '../errors.js';
 import { ARROW_STREAM_TYPE, IPC_CODECS, JSON_TYPE, arrowStreamType, isIpcCodec, parseCodecsParam, type IpcCodec } from '../protocol/media-types.js';
@@ -157,4 +158,24 @@ function unsupportedParams(
   // Codecs a client did not list are not probed (that could load an addon just to write an error).
   for (const codec of IPC_CODECS) if (usable.includes(codec)) types.push(arrowStreamType(codec));
   return { accept, supported: types, missingCodecs: support.arrow ? listed.filter((codec) => !usable.includes(codec)) : [] };
+}
+
+/** The encodings we can apply, in our order of preference on a tie. */
+export type ContentEncoding = 'gzip' | 'br';
+
+/** The best encoding the client accepts, or undefined for identity. */
+export function negotiateEncoding(acceptEncoding: string | undefined): ContentEncoding | undefined {
+  if (acceptEncoding === undefined || acceptEncoding.trim() === '') return undefined;
+  const ranges = parseAccept(acceptEncoding);
+  const qualityOf = (name: string) => {
+    const exact = ranges.find((r) => r.type === name);
+    if (exact !== undefined) return exact.q;
+    return ranges.find((r) => r.type === '*')?.q ?? 0;
+  };
+  let best: { encoding: ContentEncoding; q: number } | undefined;
+  for (const encoding of ['gzip', 'br'] as const) {
+    const q = qualityOf(encoding);
+    if (q > 0 && (best === undefined || q > best.q)) best = { encoding, q };
+  }
+  return best?.encoding;
 }

@@ -6,7 +6,8 @@
  */
 import { tableFromIPC, tableToIPC, type RecordBatch, type Schema, type Table } from 'apache-arrow';
 import { hasDictionaries } from '../table/decode-dictionaries.js';
-import { partsLength, recordBatchMessage, schemaMessage } from './message-writer.js';
+import { partsLength, schemaMessage, writeParts } from './encode/message.js';
+import { recordBatchMessage } from './encode/record-batch.js';
 import { END_OF_STREAM } from '../protocol/arrow-framing.js';
 import { DEFAULT_CHUNK_ROWS } from '../table/row-chunks.js';
 import { S2SPError } from '../errors.js';
@@ -29,29 +30,7 @@ export function ipcPlanOf(table: Table): IpcPlan {
 
 /** Writes a planned stream into `target` (at least `plan.byteLength` long); returns `target`. */
 export function writeIpcPlan(plan: IpcPlan, target: Uint8Array): Uint8Array {
-  let at = 0;
-  for (const part of plan.parts) {
-    target.set(part, at);
-    at += part.byteLength;
-  }
-  return target;
-}
-
-/**
- * Encodes `table` as an IPC stream held in a SharedArrayBuffer. The messages
- * are written straight into the shared buffer (one copy of the column data),
- * not built whole by arrow-js and copied again.
- */
-export function sharedIpcFromTable(table: Table, allocate: SharedAllocator = freshShared): Uint8Array {
-  const plan = ipcPlanOf(table);
-  return writeIpcPlan(plan, allocate(plan.byteLength));
-}
-
-/** Allocates a zero-offset SharedArrayBuffer-backed view of exactly `byteLength` bytes. */
-export type SharedAllocator = (byteLength: number) => Uint8Array;
-
-function freshShared(byteLength: number): Uint8Array {
-  return new Uint8Array(new SharedArrayBuffer(byteLength));
+  return writeParts(plan.parts, target);
 }
 
 /**
@@ -63,14 +42,16 @@ const STORED_BATCH_ROWS = DEFAULT_CHUNK_ROWS;
 
 function messagesOf(table: Table): Uint8Array[] {
   const parts = [schemaMessage(table.schema)];
-  for (const batch of table.batches) {
-    for (let start = 0; start < batch.numRows; start += STORED_BATCH_ROWS) {
-      const piece = start === 0 && batch.numRows <= STORED_BATCH_ROWS ? batch : batch.slice(start, start + STORED_BATCH_ROWS);
-      parts.push(...recordBatchMessage(piece));
-    }
-  }
+  for (const batch of table.batches) for (const piece of storedPieces(batch)) parts.push(...recordBatchMessage(piece));
   parts.push(END_OF_STREAM);
   return parts;
+}
+
+/** `batch` cut into stored batches of at most {@link STORED_BATCH_ROWS} rows (itself when it is one). */
+function* storedPieces(batch: RecordBatch): Generator<RecordBatch> {
+  for (let start = 0; start < batch.numRows; start += STORED_BATCH_ROWS) {
+    yield start === 0 && batch.numRows <= STORED_BATCH_ROWS ? batch : batch.slice(start, start + STORED_BATCH_ROWS);
+  }
 }
 
 /** A SharedArrayBuffer that grows in place (ES2024; Node 20's V8 has it, TypeScript's ES2023 lib does not). */
@@ -121,21 +102,11 @@ export async function sharedIpcFromBatches(
       throw new S2SPError('S2SP_ERR_TABLE_TOO_LARGE', { problem: 'streamedBody', maxBytes: max });
     }
     shared.grow(at + length);
-    const view = new Uint8Array(shared, at, length);
-    let offset = 0;
-    for (const part of parts) {
-      view.set(part, offset);
-      offset += part.byteLength;
-    }
+    writeParts(parts, new Uint8Array(shared, at, length));
     at += length;
   };
   write([schemaMessage(schema)]);
-  for await (const batch of batches) {
-    for (let start = 0; start < batch.numRows; start += STORED_BATCH_ROWS) {
-      const piece = start === 0 && batch.numRows <= STORED_BATCH_ROWS ? batch : batch.slice(start, start + STORED_BATCH_ROWS);
-      write(recordBatchMessage(piece));
-    }
-  }
+  for await (const batch of batches) for (const piece of storedPieces(batch)) write(recordBatchMessage(piece));
   write([END_OF_STREAM]);
   return new Uint8Array(shared, 0, at);
 }

@@ -5,7 +5,8 @@
  * chunks (JSON brackets, the Arrow schema and end-of-stream) is the caller's.
  */
 import { Table } from 'apache-arrow';
-import { recordBatchMessage, type BufferCompression } from '../ipc/message-writer.js';
+import { S2SPError } from '../errors.js';
+import { recordBatchMessage, type BufferCompression } from '../ipc/encode/record-batch.js';
 import type { IpcCodec } from '../protocol/media-types.js';
 import { jsonRowFragment } from '../json/body-writer.js';
 import { chunkBatches, type RowChunk } from './row-chunks.js';
@@ -26,7 +27,7 @@ export function encodeChunk(table: Table, chunk: RowChunk, format: ChunkFormat, 
     return fragment.byteLength === 0 ? [] : [fragment];
   }
   if (format.codec !== undefined && compression?.codec !== format.codec) {
-    throw new Error(`encodeChunk: a ${format.codec} compressor is required`);
+    throw new S2SPError('S2SP_ERR_INTERNAL_INVARIANT', { problem: 'compressorMissing', codec: format.codec });
   }
   const parts: Uint8Array[] = [];
   for (const batch of batches) parts.push(...recordBatchMessage(batch, format.codec === undefined ? undefined : compression));

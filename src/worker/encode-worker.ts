@@ -5,9 +5,9 @@
  */
 import { move } from 'piscina';
 import type { Table } from 'apache-arrow';
-import { concatParts } from '../ipc/message-writer.js';
+import { concatParts } from '../ipc/encode/message.js';
 import { encodeChunk } from '../table/chunk-encoding.js';
-import { ipcCodec } from '../ipc/codec-registry.js';
+import { ipcCodec } from '../ipc/compression/codec-registry.js';
 import { projectColumns } from '../table/select.js';
 import { tableFromSharedIpc } from '../ipc/shared-body.js';
 import type { EncodeTask } from './encode-task.js';

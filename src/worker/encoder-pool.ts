@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
+import { S2SPError } from '../errors.js';
 import { optionsObject, integerOption } from '../option-checks.js';
 import type { EncodeTask } from './encode-task.js';
 
@@ -129,7 +130,7 @@ export function encoderPoolRunning(worker: WorkerModule, options: EncoderPoolOpt
   return {
     threads,
     // piscina would quietly start a new worker after destroy(); a closed pool refuses instead.
-    run: (task, runOptions) => (closed ? Promise.reject(new Error('the encoder pool is closed')) : run(task, runOptions)),
+    run: (task, runOptions) => (closed ? Promise.reject(new S2SPError('S2SP_ERR_ENCODER_POOL_CLOSED')) : run(task, runOptions)),
     close: async () => {
       if (closed) return;
       closed = true;

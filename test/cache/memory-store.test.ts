@@ -2,7 +2,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { MemoryStore, type MemoryStoreOptions } from '../../src/cache/memory-store.js';
-import { sharedIpcFromTable } from '../../src/ipc/shared-body.js';
+import { sharedIpcFromTable } from '../support/shared-ipc.js';
 import { mintToken, redactToken, redactTokensInUrl } from '../../src/protocol/token.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';

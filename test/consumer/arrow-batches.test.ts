@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Field, Float64, Int32, Int64, Schema, Table, Utf8, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { fetchBody, fetchBodyBatches } from '../../src/consumer/fetch-body.js';
-import { registerIpcCodec } from '../../src/ipc/codec-registry.js';
+import { registerIpcCodec } from '../../src/ipc/compression/codec-registry.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { ARROW_STREAM, NEEDS_LZ4, ipcOf, lz4IpcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { codeOf } from '../support/code-of.js';

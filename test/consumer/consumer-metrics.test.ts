@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { fetchBody } from '../../src/consumer/fetch-body.js';
-import { ipcCodecAvailable } from '../../src/ipc/codec-registry.js';
+import { ipcCodecAvailable } from '../../src/ipc/compression/codec-registry.js';
 import { startPlane } from '../support/data-plane-harness.js';
 import { parsePrometheusText, valueOf } from '../support/prometheus-text.js';
 

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { mintToken } from '../../src/protocol/token.js';
 import { fetchBody, type BodyCodec, type BodyFormat } from '../../src/consumer/fetch-body.js';
 import { codecsToAsk } from '../../src/consumer/body-format.js';
-import { registerIpcCodec } from '../../src/ipc/codec-registry.js';
+import { registerIpcCodec } from '../../src/ipc/compression/codec-registry.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { ARROW_STREAM, DEFAULT_ACCEPT, NEEDS_LZ4, NEEDS_ZSTD, ipcOf, sampleRows, sampleTable, sendBytes } from '../support/arrow-streams.js';
 import { codeOf } from '../support/code-of.js';

@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CompressedBatchCache } from '../../src/ipc/compressed-batch-cache.js';
+import { CompressedBatchCache } from '../../src/ipc/compression/compressed-batch-cache.js';
 import { NEEDS_LZ4, NEEDS_ZSTD } from '../support/arrow-streams.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
 import { batchHeader, walk } from '../support/ipc-stream-walker.js';

@@ -89,5 +89,5 @@ test('a handle mounts once; the store TTL is the handle TTL unless given', async
   await app.register(plane.plugin);
   const second = Fastify();
   t.after(() => second.close());
-  await assert.rejects(async () => second.register(plane.plugin));
+  await assert.rejects(async () => second.register(plane.plugin), { code: 'S2SP_ERR_SERVER_STATE' });
 });

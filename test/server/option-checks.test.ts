@@ -15,7 +15,7 @@ import { registerResourceTool } from '../../src/control/resource-tool.js';
 import { registerConsumerTool, type ConsumerToolOptions } from '../../src/control/consumer-tool.js';
 import { createDataPlane } from '../../src/data/data-plane-handle.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
-import { CompressedBatchCache } from '../../src/ipc/compressed-batch-cache.js';
+import { CompressedBatchCache } from '../../src/ipc/compression/compressed-batch-cache.js';
 import { RedisStore } from '../../src/cache/redis-store.js';
 import { storeFromSpec } from '../../src/cache/store-from-spec.js';
 import { SharedMemoryPool } from '../../src/cache/shared-memory-pool.js';

@@ -24,7 +24,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DataType, Type, tableFromIPC, tableToIPC, type Vector } from 'apache-arrow';
 import { fetchBody } from '../../src/consumer/fetch-body.js';
-import { ipcCodecAvailable } from '../../src/ipc/codec-registry.js';
+import { ipcCodecAvailable } from '../../src/ipc/compression/codec-registry.js';
 import { registerArrowDecoder } from '../support/arrow-streams.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { parseJsonExact } from '../../src/json/exact-json.js';

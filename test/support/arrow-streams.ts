@@ -12,9 +12,10 @@ import {
   tableToIPC,
   vectorFromArray,
 } from 'apache-arrow';
-import { COMPRESSION_TYPE_OF, ipcCodec, ipcCodecAvailable } from '../../src/ipc/codec-registry.js';
+import { COMPRESSION_TYPE_OF, ipcCodec, ipcCodecAvailable } from '../../src/ipc/compression/codec-registry.js';
 import type { IpcCodec } from '../../src/protocol/media-types.js';
-import { recordBatchMessage, schemaMessage, type BufferCompression } from '../../src/ipc/message-writer.js';
+import { schemaMessage } from '../../src/ipc/encode/message.js';
+import { recordBatchMessage, type BufferCompression } from '../../src/ipc/encode/record-batch.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
 import type { ChunkFormat } from '../../src/table/chunk-encoding.js';
 
@@ -64,7 +65,7 @@ export function sampleRows(batches: number, perBatch: number): Record<string, un
 /**
  * Lets arrow-js's own IPC reader decompress `codec` with our codec, for
  * tests that read our own (trusted) output with arrow-js directly; bodies
- * from outside go through src/ipc/checked-batch.ts, never through this.
+ * from outside go through src/ipc/decode/checked-batch.ts, never through this.
  */
 export function registerArrowDecoder(name: IpcCodec): void {
   const codec = ipcCodec(name);

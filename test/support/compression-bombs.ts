@@ -6,8 +6,9 @@
  */
 import { Field, Int32, Schema } from 'apache-arrow';
 import { FieldNode } from 'apache-arrow/ipc/metadata/message';
-import { compressedBatchMessage, schemaMessage } from '../../src/ipc/message-writer.js';
-import { ipcCodec } from '../../src/ipc/codec-registry.js';
+import { schemaMessage } from '../../src/ipc/encode/message.js';
+import { compressedBatchMessage } from '../../src/ipc/encode/record-batch.js';
+import { ipcCodec } from '../../src/ipc/compression/codec-registry.js';
 import type { IpcCodec } from '../../src/protocol/media-types.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
 

@@ -7,7 +7,7 @@
 import { MetadataVersion, type Schema } from 'apache-arrow';
 import { FileBlock, Footer } from 'apache-arrow/ipc/metadata/file';
 import { BufferRegion, FieldNode, Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
-import { framedMetadata } from '../../src/ipc/message-writer.js';
+import { framedMetadata } from '../../src/ipc/encode/message.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
 import { batchHeader, walk } from './ipc-stream-walker.js';
 

@@ -15,7 +15,7 @@ import { tableFromSharedIpc } from '../../src/ipc/shared-body.js';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane, type DataPlaneOptions } from '../../src/data/data-plane-plugin.js';
 import { encodeChunk } from '../../src/table/chunk-encoding.js';
-import { concatParts } from '../../src/ipc/message-writer.js';
+import { concatParts } from '../../src/ipc/encode/message.js';
 import { compressionFor } from './arrow-streams.js';
 import { projectColumns } from '../../src/table/select.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';

@@ -59,7 +59,7 @@ test('withRowIds decodes dictionary columns, so chunks can be encoded on their o
   const { Table: ArrowTable, vectorFromArray, Dictionary, Utf8, Int32, tableFromIPC, Type } = await import('apache-arrow');
   const { withRowIds } = await import('../../src/table/with-row-ids.js');
   const { rowsFromTable } = await import('../../src/table/rows-from-table.js');
-  const { sharedIpcFromTable } = await import('../../src/ipc/shared-body.js');
+  const { sharedIpcFromTable } = await import('../support/shared-ipc.js');
   const input = new ArrowTable({
     d: vectorFromArray(['a', 'b', null, 'a'], new Dictionary(new Utf8(), new Int32())),
     x: vectorFromArray(Int32Array.from([1, 2, 3, 4])),

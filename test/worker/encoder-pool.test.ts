@@ -5,9 +5,10 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout } from 'node:timers/promises';
 import { BroadcastChannel } from 'node:worker_threads';
 import { tableFromIPC } from 'apache-arrow';
-import { sharedIpcFromTable, tableFromSharedIpc } from '../../src/ipc/shared-body.js';
+import { tableFromSharedIpc } from '../../src/ipc/shared-body.js';
+import { sharedIpcFromTable } from '../support/shared-ipc.js';
 import { encodeChunk, type ChunkFormat } from '../../src/table/chunk-encoding.js';
-import { concatParts, schemaMessage } from '../../src/ipc/message-writer.js';
+import { concatParts, schemaMessage } from '../../src/ipc/encode/message.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
 import { NEEDS_LZ4, NEEDS_ZSTD, compressionFor, registerArrowDecoder } from '../support/arrow-streams.js';
 import type { RowChunk } from '../../src/table/row-chunks.js';
@@ -171,7 +172,7 @@ test('close() stops the workers: a task in flight rejects, and close() resolves'
   await running;
   await queued;
   assert.ok(Date.now() - started < 5000, 'close() did not wait for the long task');
-  await assert.rejects(pool.run(warm), /the encoder pool is closed/, 'a closed pool runs nothing');
+  await assert.rejects(pool.run(warm), { code: 'S2SP_ERR_ENCODER_POOL_CLOSED' }, 'a closed pool runs nothing');
   await pool.close(); // idempotent
 });
 

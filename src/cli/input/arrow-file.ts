@@ -15,9 +15,9 @@
 import type { Table } from 'apache-arrow';
 import { S2SPError, isS2SPError, type ErrorParams } from '../../errors.js';
 import { withRowIds } from '../../table/with-row-ids.js';
-import { checkedTable, decompressionBudget } from '../../ipc/checked-batch.js';
-import { outlineIpcFile } from '../../ipc/file-walk.js';
-import { IpcStreamError, outlineIpcStream, type StreamOutline } from '../../ipc/stream-walk.js';
+import { checkedTable, decompressionBudget } from '../../ipc/decode/checked-batch.js';
+import { outlineIpcFile } from '../../ipc/decode/file-walk.js';
+import { IpcStreamError, outlineIpcStream, type StreamOutline } from '../../ipc/decode/stream-walk.js';
 import { ARROW_FILE_MAGIC, startsWithContinuation } from '../../protocol/arrow-framing.js';
 import { startsWithBytes } from './table-file-format.js';
 
@@ -55,7 +55,7 @@ export function tableFromArrowBytes(bytes: Uint8Array): Table {
 /**
  * Arrow IPC bytes read from an input (a file, or what a Parquet reader
  * made of one), every batch checked against its schema before arrow-js
- * decodes it (ipc/checked-batch.ts).
+ * decodes it (ipc/decode/checked-batch.ts).
  * @throws S2SPError `S2SP_ERR_INPUT_UNREADABLE`, `S2SP_ERR_CODEC_UNAVAILABLE`
  */
 export function checkedInputTable(bytes: Uint8Array, kind: ArrowIpcKind): Table {

@@ -1,8 +1,9 @@
 /**
- * The small-request fast path (src/data/small-response.ts) answers the same
- * bytes as the chunked path, for every type of the type matrix, for
- * projections, scattered ids, ids across stored batches and nulls; it is
- * really taken where it should be, and a token it answers is consumed once.
+ * The encoder core (src/data/encoder-core.ts): its one-inline-buffer
+ * strategy for small selections answers the same bytes as the chunked path,
+ * for every type of the type matrix, for projections, scattered ids, ids
+ * across stored batches and nulls; it is really taken where it should be,
+ * and a token it answers is consumed once.
  *
  * Two planes over one store: one as configured by default (the fast path
  * for small selections) and one with `inlineCellLimit: 0`, which turns the
@@ -15,7 +16,7 @@ import { Type, tableFromIPC, type Table } from 'apache-arrow';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { resolveFetch } from '../../src/data/fetch-request.js';
-import { smallResponse } from '../../src/data/small-response.js';
+import { selectionBuffer } from '../../src/data/encoder-core.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { allTypes } from '../support/all-types-table.js';
 import { MATRIX, MATRIX_ROWS, matrixTable } from '../support/type-matrix.js';
@@ -61,13 +62,13 @@ async function fetchFrom(app: FastifyInstance, token: string, request: object, a
 /**
  * Fetches `request` of `table` through both planes (a fresh token each) and
  * asserts the same status, content type and bytes. Returns the fast answer
- * and what smallResponse made of it (undefined: the chunked path answered).
+ * and what selectionBuffer made of it (undefined: the chunked path answered).
  */
 async function sameBytes(p: Planes, table: Table, request: { row_ids?: number[]; columns?: string[] }, accept?: string) {
   const fastToken = (await p.store.put(table)).token;
   const lease = await p.store.lease(fastToken);
   const format = accept === undefined ? ({ kind: 'json' } as const) : ({ kind: 'arrow' } as const);
-  const direct = smallResponse(lease.body.table, resolveFetch({ rowIds: request.row_ids, columns: request.columns }, lease.body.table), format, 4096);
+  const direct = selectionBuffer(lease.body.table, resolveFetch({ rowIds: request.row_ids, columns: request.columns }, lease.body.table), format, 4096);
   await lease.release();
   const fast = await fetchFrom(p.fast, fastToken, request, accept);
   const streamed = await fetchFrom(p.streamed, (await p.store.put(table)).token, request, accept);
@@ -158,10 +159,12 @@ test('the fast path stays off where it does not apply: compressed Arrow, a selec
   const lease = await p.store.lease((await p.store.put(table)).token);
   const body = lease.body.table;
   const few = resolveFetch({ rowIds: [1, 2, 3] }, body);
-  assert.equal(smallResponse(body, few, { kind: 'arrow', codec: 'lz4' }, 4096), undefined, 'compressed');
-  assert.equal(smallResponse(body, resolveFetch({}, body), { kind: 'json' }, 4096), undefined, 'every row is too many cells');
-  assert.equal(smallResponse(body, resolveFetch({}, body), { kind: 'arrow' }, Infinity), undefined, 'the whole body as Arrow is the cached stream');
-  assert.equal(smallResponse(body, few, { kind: 'json' }, 0), undefined, 'a cell limit of 0 turns it off');
-  assert.notEqual(smallResponse(body, few, { kind: 'json' }, 4096), undefined);
+  assert.equal(selectionBuffer(body, few, { kind: 'arrow', codec: 'lz4' }, 4096), undefined, 'compressed');
+  assert.equal(selectionBuffer(body, resolveFetch({}, body), { kind: 'json' }, 4096), undefined, 'every row is too many cells');
+  assert.equal(selectionBuffer(body, few, { kind: 'json' }, 0), undefined, 'a cell limit of 0 turns it off');
+  assert.notEqual(selectionBuffer(body, few, { kind: 'json' }, 4096), undefined);
+  // The whole body as Arrow is the cached stream itself, whatever the cell limit.
+  const whole = await fetchFrom(p.fast, (await p.store.put(table)).token, {}, ARROW);
+  assert.ok(Buffer.from(lease.body.ipc).equals(whole.rawPayload), 'the whole body as Arrow is the cached IPC stream');
   await lease.release();
 });

@@ -8,11 +8,13 @@
  *
  * Bounded in bytes, least recently used body first; a body's buffers are
  * dropped once the body itself is garbage (the store let go of it), or by
- * {@link CompressedBatchCache.delete}.
+ * {@link CompressedBatchCache.delete}, or after a transfer once the store no
+ * longer holds the body ({@link CompressedBatchCache.dropUnlessHeld}): the
+ * eviction policy lives here, not in the route.
  */
-import { nonNegativeOption, optionsObject } from '../option-checks.js';
+import { nonNegativeOption, optionsObject } from '../../option-checks.js';
 import type { FieldNode } from 'apache-arrow/ipc/metadata/message';
-import type { IpcCodec } from '../protocol/media-types.js';
+import type { IpcCodec } from '../../protocol/media-types.js';
 
 /** One column of one stored record batch with its body buffers compressed. */
 export interface CompressedColumn {
@@ -25,6 +27,14 @@ export interface CompressedColumn {
 
 /** Compresses the columns `fields` (body field indices) of one stored batch; resolves in the same order. */
 export type ColumnCompressor = (fields: readonly number[]) => Promise<CompressedColumn[]>;
+
+/** What {@link CompressedBatchCache.dropUnlessHeld} asks of a body store (cache/body-store.ts's BodyStore is one). */
+export interface BodyHolder {
+  /** True while the store holds body `bodyId` under any token; a store that cannot tell leaves it out. */
+  holdsBody?(bodyId: string): boolean;
+  /** True while `token` is alive. */
+  has(token: string): Promise<boolean>;
+}
 
 /** Options of {@link CompressedBatchCache}. */
 export interface CompressedBatchCacheOptions {
@@ -110,9 +120,19 @@ export class CompressedBatchCache {
     return out;
   }
 
-  /** True when buffers of the body are kept (cheap: the commit of every transfer asks). */
-  holds(bodyId: string): boolean {
-    return this.#bodies.has(bodyId);
+  /**
+   * The eviction policy after a transfer of the body consumed its token: the
+   * buffers help only a later fetch of the body (any token sharing it), so
+   * once its store let the body go, keeping them only costs memory and
+   * garbage collections. A store that cannot tell which bodies it holds is
+   * asked about `token`: it loses reuse then, not data. Cheap when nothing
+   * of the body is kept (every commit calls this).
+   */
+  dropUnlessHeld(bodyId: string, store: BodyHolder, token: string): void {
+    if (!this.#bodies.has(bodyId)) return;
+    if (store.holdsBody !== undefined) {
+      if (!store.holdsBody(bodyId)) this.delete(bodyId);
+    } else void store.has(token).then((alive) => alive || this.delete(bodyId), () => {});
   }
 
   /** Drops one body's buffers. */

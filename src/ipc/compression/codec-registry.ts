@@ -11,8 +11,8 @@
  * Registrations are per thread: encoder workers load the built-in codecs.
  */
 import { CompressionType } from 'apache-arrow';
-import { S2SPError } from '../errors.js';
-import { IPC_CODECS, IpcCodec } from '../protocol/media-types.js';
+import { S2SPError } from '../../errors.js';
+import { IPC_CODECS, IpcCodec } from '../../protocol/media-types.js';
 import type { IpcBufferCodec } from './buffer-codec.js';
 import { loadLz4Codec } from './lz4-codec.js';
 import { loadZstdCodec } from './zstd-codec.js';
@@ -44,7 +44,7 @@ const slots = new Map<IpcCodec, Slot>(IPC_CODECS.map((name) => [name, { source: 
 
 function slotOf(name: IpcCodec): Slot {
   const slot = slots.get(name);
-  if (slot === undefined) throw new RangeError(`unknown IPC codec ${String(name)}`);
+  if (slot === undefined) throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'unknown', codec: name, known: IPC_CODECS });
   return slot;
 }
 

@@ -11,8 +11,8 @@
  */
 import { Message, type DictionaryBatch } from 'apache-arrow/ipc/metadata/message';
 import { Footer, type FileBlock } from 'apache-arrow/ipc/metadata/file';
-import { CONTINUATION } from '../protocol/arrow-framing.js';
-import { schemaMessage } from './message-writer.js';
+import { CONTINUATION } from '../../protocol/arrow-framing.js';
+import { schemaMessage } from '../encode/message.js';
 import { IpcStreamError, type StreamOutline, type WalkedMessage } from './stream-walk.js';
 
 /** Magic (6 bytes) and the footer length (4) at the end of a file. */

@@ -5,17 +5,17 @@
  * (take-rows.ts), assembles them and writes the message; for a few dozen
  * rows that object work cost several times the copying. The bytes are the
  * ones that path writes for a gathered batch, buffer for buffer and padding
- * for padding (test/data/small-response.test.ts holds them to it).
+ * for padding (test/data/encoder-core.test.ts holds them to it).
  *
  * Flat layouts only, as take-rows gathers them: fixed-width values, Bool,
  * Utf8, Binary, Null. `selectionIpc` answers undefined for anything else.
  */
 import { Schema, Type, type Data } from 'apache-arrow';
 import { BufferRegion, FieldNode } from 'apache-arrow/ipc/metadata/message';
-import { END_OF_STREAM } from '../protocol/arrow-framing.js';
-import { batchOfRow, type SelectionPlan } from '../table/selection-plan.js';
-import { canTakeField } from '../table/take-rows.js';
-import { recordBatchMetadata, schemaMessage } from './message-writer.js';
+import { END_OF_STREAM } from '../../protocol/arrow-framing.js';
+import { batchOfRow, type SelectionPlan } from '../../table/selection-plan.js';
+import { canTakeField } from '../../table/take-rows.js';
+import { padTo8, recordBatchMetadata, schemaMessage } from './message.js';
 
 /** How one response column is copied. */
 const Layout = {
@@ -48,24 +48,24 @@ interface ColumnLayout {
   readonly offsets: Int32Array;
 }
 
-/** What every answer of a plan shares: its schema message and how each column is copied. */
-interface IpcPlan {
+/** What every answer of a selection plan shares: its schema message and how each column is copied. */
+interface SelectionLayout {
   readonly schema: Uint8Array;
   readonly columns: readonly ColumnLayout[];
 }
 
-const IPC_MEMO = 'ipc';
+const LAYOUT_MEMO = 'ipc';
 
-function ipcPlanOf(plan: SelectionPlan): IpcPlan | null {
-  const known = plan.memo.get(IPC_MEMO) as IpcPlan | null | undefined;
+function selectionLayoutOf(plan: SelectionPlan): SelectionLayout | null {
+  const known = plan.memo.get(LAYOUT_MEMO) as SelectionLayout | null | undefined;
   if (known !== undefined) return known;
-  let made: IpcPlan | null = null;
+  let made: SelectionLayout | null = null;
   if (plan.fields.every(canTakeField)) {
     // The schema a projection has (select.ts projectColumns): the chosen fields, the body's metadata.
     const schema = schemaMessage(new Schema([...plan.fields], plan.body.schema.metadata));
     made = { schema, columns: plan.fields.map((f, c) => layoutOf(f.type.typeId, plan, c)) };
   }
-  plan.memo.set(IPC_MEMO, made);
+  plan.memo.set(LAYOUT_MEMO, made);
   return made;
 }
 
@@ -92,10 +92,6 @@ function layoutOf(typeId: Type, plan: SelectionPlan, c: number): ColumnLayout {
   return { layout: Layout.Fixed, width, bytes, ...common, words };
 }
 
-function padTo8(n: number): number {
-  return (n + 7) & ~7;
-}
-
 /** Bytes of a validity or Bool bitmap of `n` rows as the assembler writes it (truncateBitmap pads it to 8). */
 function bitmapBytes(n: number): number {
   return padTo8((n + 7) >> 3);
@@ -107,7 +103,7 @@ function bitmapBytes(n: number): number {
  * flat (the caller then takes the chunked path).
  */
 export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffer | undefined {
-  const ipc = ipcPlanOf(plan);
+  const ipc = selectionLayoutOf(plan);
   if (ipc === null || plan.body.batches.length === 0) return undefined;
   const n = ids.length;
   // Where each row lives: its stored batch and its index there.

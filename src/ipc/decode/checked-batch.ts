@@ -20,11 +20,11 @@ import {
   Message,
   RecordBatch as RecordBatchHeader,
 } from 'apache-arrow/ipc/metadata/message';
-import { S2SPError } from '../errors.js';
-import type { IpcBufferCodec } from './buffer-codec.js';
+import { S2SPError } from '../../errors.js';
+import type { IpcBufferCodec } from '../compression/buffer-codec.js';
 import { checkBatchLayout } from './batch-validation.js';
-import { ipcCodec, ipcCodecAvailable, ipcCodecOfCompressionType } from './codec-registry.js';
-import { framedMetadata } from './message-writer.js';
+import { ipcCodec, ipcCodecAvailable, ipcCodecOfCompressionType } from '../compression/codec-registry.js';
+import { framedMetadata } from '../encode/message.js';
 import { IpcStreamError, type StreamOutline, type WalkedMessage } from './stream-walk.js';
 
 /** Decompressed bytes a reader may still produce for one body. */

@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Field, FixedSizeList, Int32, List, Schema, Struct, Table, Utf8, tableFromArrays, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
-import { checkedTable, decompressionBudget } from '../../src/ipc/checked-batch.js';
-import { IpcStreamError, outlineIpcStream } from '../../src/ipc/stream-walk.js';
-import { rowsFromTable } from '../../src/table/rows-from-table.js';
-import { allTypes } from '../support/all-types-table.js';
-import { lz4IpcOf, NEEDS_LZ4 } from '../support/arrow-streams.js';
-import { patchFirstBatch, setInt32 } from '../support/corrupt-ipc.js';
+import { checkedTable, decompressionBudget } from '../../../src/ipc/decode/checked-batch.js';
+import { IpcStreamError, outlineIpcStream } from '../../../src/ipc/decode/stream-walk.js';
+import { rowsFromTable } from '../../../src/table/rows-from-table.js';
+import { allTypes } from '../../support/all-types-table.js';
+import { lz4IpcOf, NEEDS_LZ4 } from '../../support/arrow-streams.js';
+import { patchFirstBatch, setInt32 } from '../../support/corrupt-ipc.js';
 
 const BUDGET = 1 << 30;
 

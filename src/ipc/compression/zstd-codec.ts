@@ -9,7 +9,7 @@
  */
 import { constants as bufferConstants } from 'node:buffer';
 import zlib from 'node:zlib';
-import { S2SPError } from '../errors.js';
+import { S2SPError } from '../../errors.js';
 import type { IpcBufferCodec } from './buffer-codec.js';
 
 const LEVEL = 1;

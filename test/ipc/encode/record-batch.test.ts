@@ -3,24 +3,18 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Binary, BinaryView, Decimal, Int32, Table, Utf8, Utf8View, makeData, makeVector, tableFromIPC, vectorFromArray, type RecordBatch } from 'apache-arrow';
 import { CompressionType } from 'apache-arrow/fb/compression-type';
-import {
-  batchMessageParts,
-  compressedBatchMessage,
-  concatParts,
-  partsLength,
-  recordBatchMessage,
-  schemaMessage,
-  type BufferCompression,
-} from '../../src/ipc/message-writer.js';
-import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
-import { ipcCodec } from '../../src/ipc/codec-registry.js';
-import { NEEDS_LZ4, NEEDS_ZSTD, registerArrowDecoder } from '../support/arrow-streams.js';
-import { takeRows } from '../../src/table/take-rows.js';
-import { tableFromRows } from '../../src/table/table-from-rows.js';
-import { rowsFromTable } from '../../src/table/rows-from-table.js';
-import { allTypes, exactCells } from '../support/all-types-table.js';
-import { batchHeader, bodyBuffers, walk } from '../support/ipc-stream-walker.js';
-import { pl, polarsSkip, type DataFrame } from '../support/polars.js';
+import { batchMessageParts } from '../../../src/ipc/compression/compressed-columns.js';
+import { concatParts, partsLength, schemaMessage } from '../../../src/ipc/encode/message.js';
+import { compressedBatchMessage, recordBatchMessage, type BufferCompression } from '../../../src/ipc/encode/record-batch.js';
+import { END_OF_STREAM } from '../../../src/protocol/arrow-framing.js';
+import { ipcCodec } from '../../../src/ipc/compression/codec-registry.js';
+import { NEEDS_LZ4, NEEDS_ZSTD, registerArrowDecoder } from '../../support/arrow-streams.js';
+import { takeRows } from '../../../src/table/take-rows.js';
+import { tableFromRows } from '../../../src/table/table-from-rows.js';
+import { rowsFromTable } from '../../../src/table/rows-from-table.js';
+import { allTypes, exactCells } from '../../support/all-types-table.js';
+import { batchHeader, bodyBuffers, walk } from '../../support/ipc-stream-walker.js';
+import { pl, polarsSkip, type DataFrame } from '../../support/polars.js';
 
 function compressor(codec: 'lz4' | 'zstd' = 'lz4'): BufferCompression {
   return { codec, compress: ipcCodec(codec).compress };

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BufferRegion, FieldNode, Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
-import { recordBatchMetadata } from '../../src/ipc/message-writer.js';
+import { recordBatchMetadata } from '../../../src/ipc/encode/message.js';
 
 function encoded(numRows: number, nodes: FieldNode[], regions: BufferRegion[], bodyLength: number): Uint8Array {
   const metadata = Message.encode(Message.from(new RecordBatchHeader(numRows, nodes, regions, null, []), bodyLength));

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CompressedBatchCache, type CompressedColumn } from '../../src/ipc/compressed-batch-cache.js';
+import { CompressedBatchCache, type CompressedColumn } from '../../../src/ipc/compression/compressed-batch-cache.js';
 
 /** A fake compressed column of `bytes` bytes, tagged so a test can tell which call made it. */
 function column(bytes: number, tag: number): CompressedColumn {
@@ -83,4 +83,21 @@ test('delete and clear drop the buffers', async () => {
   assert.deepEqual([cache.stats().bodies, cache.stats().bytes], [1, 100]);
   cache.clear();
   assert.deepEqual([cache.stats().bodies, cache.stats().bytes], [0, 0]);
+});
+
+test('after a transfer, a body its store no longer holds loses its buffers; one still held keeps them', async () => {
+  const cache = new CompressedBatchCache();
+  const { compress } = counting();
+  for (const id of ['gone', 'held', 'asked']) await cache.columns({ id }, 'lz4', 0, [0], compress);
+  const store = { holdsBody: (id: string) => id === 'held', has: async () => assert.fail('a store that can tell is not asked about tokens') };
+  cache.dropUnlessHeld('gone', store, 'token');
+  cache.dropUnlessHeld('held', store, 'token');
+  assert.equal(cache.stats().bodies, 2);
+  // A store that cannot tell which bodies it holds is asked about the token.
+  let asked: string | undefined;
+  cache.dropUnlessHeld('asked', { has: async (token) => ((asked = token), false) }, 'tok-1');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(asked, 'tok-1');
+  assert.deepEqual(cache.stats().bodies, 1);
+  assert.notEqual(cache.peek({ id: 'held' }, 'lz4', 0, [0]), undefined);
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CompressionType, RecordBatchStreamWriter, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { IpcStreamError, outlineIpcStream, walkIpcStream } from '../../src/ipc/stream-walk.js';
-import { NEEDS_LZ4, ipcOf, lz4IpcOf, sampleTable } from '../support/arrow-streams.js';
+import { IpcStreamError, outlineIpcStream, walkIpcStream } from '../../../src/ipc/decode/stream-walk.js';
+import { NEEDS_LZ4, ipcOf, lz4IpcOf, sampleTable } from '../../support/arrow-streams.js';
 
 const EOS = Buffer.from('ffffffff00000000', 'hex');
 

@@ -16,7 +16,7 @@
  * comes from the flatbuffer (`Message.bodyLength`). All integers little-endian.
  */
 import { Message, MessageHeader, type CompressionType, type Schema } from 'apache-arrow';
-import { CONTINUATION } from '../protocol/arrow-framing.js';
+import { CONTINUATION } from '../../protocol/arrow-framing.js';
 
 /**
  * Why a stream cannot be used. `truncated`: it stops early (mid-message or
@@ -98,32 +98,33 @@ export function outlineIpcStream(bytes: Uint8Array): StreamOutline {
       if (index === 0 && prefix === 4) throw notArrow('it does not start with an Arrow IPC message');
       throw cutShort(`ends inside the metadata of message ${index}`);
     }
-    const message = decodeMessage(bytes.subarray(pos + prefix, metadataEnd), index);
-    const bodyLength = message.bodyLength;
-    if (!Number.isSafeInteger(bodyLength) || bodyLength < 0) throw notArrow(`message ${index} declares a body length of ${bodyLength}`);
-    if (metadataEnd + bodyLength > end) throw cutShort(`ends inside the body of message ${index}`);
-    const rowsBefore = tally.rows;
-    const codec = noteMessage(message, index, tally);
-    tally.messages.push({
-      bytes: bytes.subarray(pos, metadataEnd + bodyLength),
-      index,
-      kind: kindOf(message, index),
-      codec,
-      rows: tally.rows - rowsBefore,
-      message,
-      bodyOffset: prefix + metadataLength,
-    });
-    pos = metadataEnd + bodyLength;
+    const { message, noted } = headerOf(bytes.subarray(pos + prefix, metadataEnd), index, tally);
+    const messageEnd = metadataEnd + message.bodyLength;
+    if (messageEnd > end) throw cutShort(`ends inside the body of message ${index}`);
+    tally.messages.push({ ...noted, bytes: bytes.subarray(pos, messageEnd), bodyOffset: prefix + metadataLength });
+    pos = messageEnd;
     index++;
   }
 }
 
-function decodeMessage(metadata: Uint8Array, index: number): Message {
+/**
+ * Decodes message `index`'s metadata, checks its declared body length and
+ * its kind against its place, and records it in the tally; what the walk
+ * then knows of it, but for its bytes.
+ */
+function headerOf(metadata: Uint8Array, index: number, tally: Tally): { message: Message; noted: Omit<WalkedMessage, 'bytes' | 'bodyOffset'> } {
+  let message: Message;
   try {
-    return Message.decode(metadata);
+    message = Message.decode(metadata);
   } catch (error) {
     throw notArrow(`message ${index} is not an Arrow IPC message`, error);
   }
+  const { bodyLength } = message;
+  if (!Number.isSafeInteger(bodyLength) || bodyLength < 0) throw notArrow(`message ${index} declares a body length of ${bodyLength}`);
+  const rowsBefore = tally.rows;
+  const codec = noteMessage(message, index, tally);
+  const kind = index === 0 ? 'schema' : message.isDictionaryBatch() ? 'dictionary-batch' : 'record-batch';
+  return { message, noted: { index, kind, codec, rows: tally.rows - rowsBefore, message } };
 }
 
 /** The outline while it is being walked: no schema until the first message. */
@@ -181,10 +182,6 @@ export interface WalkedMessage {
   bodyOffset: number;
 }
 
-function kindOf(message: Message, index: number): WalkedMessage['kind'] {
-  return index === 0 ? 'schema' : message.isDictionaryBatch() ? 'dictionary-batch' : 'record-batch';
-}
-
 /**
  * A legacy-framed first message (no continuation marker) declaring more
  * metadata than this is not Arrow: garbage read as a length would otherwise
@@ -230,16 +227,12 @@ export async function* walkIpcStream(chunks: AsyncIterable<Uint8Array>): AsyncGe
       if (index === 0 && prefix === 4) throw notArrow('it does not start with an Arrow IPC message');
       throw cutShort(`ends inside the metadata of message ${index}`);
     }
-    const message = decodeMessage(queue.copy(prefix, metadataLength), index);
-    const bodyLength = message.bodyLength;
-    if (!Number.isSafeInteger(bodyLength) || bodyLength < 0) throw notArrow(`message ${index} declares a body length of ${bodyLength}`);
-    const rowsBefore = tally.rows;
-    const codec = noteMessage(message, index, tally);
-    const total = prefix + metadataLength + bodyLength;
+    const { message, noted } = headerOf(queue.copy(prefix, metadataLength), index, tally);
+    const total = prefix + metadataLength + message.bodyLength;
     if (!(await queue.fill(total))) throw cutShort(`ends inside the body of message ${index}`);
     const bytes = new Uint8Array(total);
     queue.take(bytes);
-    yield { bytes, index, kind: kindOf(message, index), codec, rows: tally.rows - rowsBefore, message, bodyOffset: prefix + metadataLength };
+    yield { ...noted, bytes, bodyOffset: prefix + metadataLength };
   }
 }
 
