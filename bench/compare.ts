@@ -23,7 +23,9 @@ if (beforeDir === undefined || afterDir === undefined) {
 function goalsIn(dir: string): Map<string, Goal> {
   const goals = new Map<string, Goal>();
   if (!existsSync(dir)) return goals;
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const result = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Partial<ScenarioResult>;
     for (const goal of result.goals ?? []) goals.set(`${result.scenario}\u0000${goal.name}`, goal);
   }

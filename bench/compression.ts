@@ -74,7 +74,8 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
       const file = join(tmpdir(), `s2sp-bench-${process.pid}-compression-${codec.id}.bin`);
       // The first response compresses every buffer (and is the capture for the prebuilt line).
       const captured = await timedPost(server.url(`/s2sp/data/${token}`), { ...spec, saveTo: file });
-      if (captured.status !== 200 || !captured.contentType.startsWith(codec.accept)) throw new Error(`${codec.label}: answered ${captured.status} ${captured.contentType}`);
+      if (captured.status !== 200 || !captured.contentType.startsWith(codec.accept))
+        throw new Error(`${codec.label}: answered ${captured.status} ${captured.contentType}`);
       const warm: number[] = [];
       const prebuilt: number[] = [];
       const more = bounded(reps, budgetMs);
@@ -85,7 +86,8 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
           const url = target === 's2sp' ? server.url(`/s2sp/data/${token}`) : server.url('/bench/prebuilt');
           const t = await timedPost(url, spec);
           if (target === 'prebuilt') await server.request('drop-prebuilt');
-          if (t.status !== 200 || t.bytes !== captured.bytes) throw new Error(`${codec.label} ${target}: ${t.status}, ${t.bytes} bytes (captured ${captured.bytes})`);
+          if (t.status !== 200 || t.bytes !== captured.bytes)
+            throw new Error(`${codec.label} ${target}: ${t.status}, ${t.bytes} bytes (captured ${captured.bytes})`);
           (target === 's2sp' ? warm : prebuilt).push(t.seconds);
         }
       }
@@ -102,7 +104,8 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
           const c = await timedPost(server.url(`/cold/s2sp/data/${fresh}`), spec);
           await quiesce([server]);
           const n = await timedPost(server.url(`/nocache/s2sp/data/${token}`), spec);
-          if (c.status !== 200 || n.status !== 200 || c.bytes !== captured.bytes || n.bytes !== captured.bytes) throw new Error(`${codec.label}: cold ${c.status}/${c.bytes}, no cache ${n.status}/${n.bytes}`);
+          if (c.status !== 200 || n.status !== 200 || c.bytes !== captured.bytes || n.bytes !== captured.bytes)
+            throw new Error(`${codec.label}: cold ${c.status}/${c.bytes}, no cache ${n.status}/${n.bytes}`);
           cold.push(c.seconds);
           noCache.push(n.seconds);
         }
@@ -131,7 +134,8 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
         const started = performance.now();
         const fetched = await fetchBody(server.url(`/cold/s2sp/data/${fresh}`), { format: 'arrow', codec: codec.id as BodyCodec });
         const seconds = (performance.now() - started) / 1000;
-        if (fetched.totalRows !== ROWS || fetched.compressed !== (codec.id !== 'none')) throw new Error(`consumer ${codec.id}: ${fetched.totalRows} rows, compressed ${fetched.compressed}`);
+        if (fetched.totalRows !== ROWS || fetched.compressed !== (codec.id !== 'none'))
+          throw new Error(`consumer ${codec.id}: ${fetched.totalRows} rows, compressed ${fetched.compressed}`);
         consumer[codec.id].push(seconds);
       }
       (globalThis as { gc?: () => void }).gc?.();
@@ -155,7 +159,9 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
     triple(s.consumer, secs),
     ratio(s.consumer.median, none.consumer.median),
   ]);
-  const fastestConsumer = [...summaries].sort((a, b) => a.consumer.median - b.consumer.median).map((s) => ({ ...s, label: CODECS.find((c) => c.id === s.id)!.label }))[0];
+  const fastestConsumer = [...summaries]
+    .sort((a, b) => a.consumer.median - b.consumer.median)
+    .map((s) => ({ ...s, label: CODECS.find((c) => c.id === s.id)!.label }))[0];
   const lz4 = byId('lz4');
   const zstd = byId('zstd');
   const firstFive = spread(rssAfter.slice(1, 6)).median;
@@ -181,7 +187,7 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
   ];
   const notes = [
     `Client: ${bigClientName()} for the server columns, \`POST {}\`; ${reps} repetitions per line, interleaved; min / **median** / max. The server: one process, a pool of 2 encoder workers, the MemoryStore holding the body (${mb(cachedBytes)} MB), singleUse: false (BENCH-ONLY) on the warm and no-cache planes.`,
-    'warm: the body\'s buffers were compressed by an earlier response (the data plane keeps them per body, stored batch and column, and assembles every later whole-batch response from them). prebuilt: the same response bytes, saved once, sent from one Buffer by the same server.',
+    "warm: the body's buffers were compressed by an earlier response (the data plane keeps them per body, stored batch and column, and assembles every later whole-batch response from them). prebuilt: the same response bytes, saved once, sent from one Buffer by the same server.",
     'a fresh body: a new single-use token over a new copy of the body before each fetch, so every buffer is compressed during that response, in the encoder workers. no cache: a plane with `compressedCache: 0`, which compresses every response.',
     `The server runs with MALLOC_MMAP_THRESHOLD_=${DEPLOYMENT_ENV.MALLOC_MMAP_THRESHOLD_}, the long-running deployment setting native-notes.md recommends (glibc then returns freed compression buffers to the system).`,
     `ZSTD is level 1 (node:zlib). ZSTD / LZ4 wire size: ${ratio(zstd.bytes, lz4.bytes)}.`,
@@ -190,11 +196,27 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
   return {
     tables: [
       {
-        header: ['format', 'MB on the wire', 'size vs Arrow', 'warm s (min / median / max)', 'prebuilt s', 'warm / prebuilt', 'fresh body s', 'no cache s', 'consumer, fresh body s', 'consumer vs Arrow'],
+        header: [
+          'format',
+          'MB on the wire',
+          'size vs Arrow',
+          'warm s (min / median / max)',
+          'prebuilt s',
+          'warm / prebuilt',
+          'fresh body s',
+          'no cache s',
+          'consumer, fresh body s',
+          'consumer vs Arrow',
+        ],
         rows,
         align: ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       },
-      { title: `Server RSS in MB after a gc: at the start, then after each of ${RSS_FETCHES} Arrow+LZ4 fetches compressed in the workers (no cache)`, header: ['RSS MB'], rows: rssRows, align: ['l'] },
+      {
+        title: `Server RSS in MB after a gc: at the start, then after each of ${RSS_FETCHES} Arrow+LZ4 fetches compressed in the workers (no cache)`,
+        header: ['RSS MB'],
+        rows: rssRows,
+        align: ['l'],
+      },
     ],
     goals,
     notes,

@@ -105,7 +105,9 @@ for (const name of ['earthquakes.json', 'flights-200k.json']) {
   const plain = median(() => JSON.parse(text), reps);
   const exact = median(() => parseJsonExact(text), reps);
   const literal = median(() => parseJsonExact(text, { wholeFloats: true }), reps);
-  rows.push(`| ${name} | ${plain.toFixed(1)} | ${exact.toFixed(1)} | ${(exact / plain).toFixed(2)} | ${literal.toFixed(1)} | ${(literal / plain).toFixed(2)} |`);
+  rows.push(
+    `| ${name} | ${plain.toFixed(1)} | ${exact.toFixed(1)} | ${(exact / plain).toFixed(2)} | ${literal.toFixed(1)} | ${(literal / plain).toFixed(2)} |`,
+  );
 }
 console.log(rows.join('\n'));
 
@@ -134,7 +136,9 @@ for (const [input, text] of [
     const [a, b, floor] = interleaved([ours, theirs, () => nativeJson.parse(text, (_key, value) => value)], reps);
     native.push(`| ${input} | ${use} | ${a.toFixed(1)} | ${b.toFixed(1)} | ${(b / a).toFixed(2)} | ${(floor / a).toFixed(2)} |`);
   }
-  native.push(`| ${input} | the write alone (stringifyJsonExact; JSON.rawJSON) | ${ourWrite.toFixed(1)} | ${nativeWrite.toFixed(1)} | ${(nativeWrite / ourWrite).toFixed(2)} | |`);
+  native.push(
+    `| ${input} | the write alone (stringifyJsonExact; JSON.rawJSON) | ${ourWrite.toFixed(1)} | ${nativeWrite.toFixed(1)} | ${(nativeWrite / ourWrite).toFixed(2)} | |`,
+  );
 }
 console.log(`\n${native.join('\n')}`);
 

@@ -40,7 +40,7 @@ await runScenario('ingest', 'Ingest: 1M rows to Arrow', async (flags) => {
   }
   let reference: number | undefined;
   if (!flags.quick) {
-    progress("apache-arrow tableFromJSON (reference, once)");
+    progress('apache-arrow tableFromJSON (reference, once)');
     collect();
     const t = performance.now();
     tableFromJSON(rows as unknown as Record<string, unknown>[]);
@@ -49,7 +49,7 @@ await runScenario('ingest', 'Ingest: 1M rows to Arrow', async (flags) => {
   const a = spread(fromRows);
   const b = spread(toShared);
   const tableRows = [
-    ['**tableFromRows** (rows -> Arrow Table, `_row_id` added)', triple(a, secs), `${((ROWS / a.median) / 1e6).toFixed(2)} M rows/s`],
+    ['**tableFromRows** (rows -> Arrow Table, `_row_id` added)', triple(a, secs), `${(ROWS / a.median / 1e6).toFixed(2)} M rows/s`],
     ['sharedIpcFromTable (Table -> IPC in a SharedArrayBuffer, what MemoryStore.put does)', triple(b, secs), `${(ipcBytes / b.median / 1e9).toFixed(2)} GB/s`],
     [
       'apache-arrow `tableFromJSON` (reference, one run)',

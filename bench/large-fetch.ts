@@ -105,7 +105,8 @@ await runScenario('large-fetch', 'Large fetch: 1M rows x 10 columns', async (fla
         const { peak } = await server.rss();
         if (target === 'prebuilt') await s2sp.request('drop-prebuilt');
         if (transfer.status !== 200) throw new Error(`${c.label}: ${target} answered ${transfer.status}`);
-        if (target === 'prebuilt' && transfer.bytes !== captured.bytes) throw new Error(`${c.label}: prebuilt sent ${transfer.bytes} bytes, captured ${captured.bytes}`);
+        if (target === 'prebuilt' && transfer.bytes !== captured.bytes)
+          throw new Error(`${c.label}: prebuilt sent ${transfer.bytes} bytes, captured ${captured.bytes}`);
         return { ...transfer, rssBefore, rssPeak: peak, rssGrowth: peak - rssBefore };
       };
       const targets: Target[] = c.json ? ['s2sp', 'prebuilt', 'naive'] : ['s2sp', 'prebuilt'];
@@ -201,13 +202,22 @@ await runScenario('large-fetch', 'Large fetch: 1M rows x 10 columns', async (fla
     'prebuilt bytes: the s2sp response of that case, saved by curl once, loaded into one Buffer by the s2sp server process and sent on another route (loaded before, dropped after each of its requests, so the s2sp runs never carry it).',
     'naive port: rows held as JS objects with `_row_id`, `JSON.stringify({body, total_rows, columns_returned})` of the selection (bench/servers/naive-server.ts); it speaks JSON only, so the Arrow cases have no naive line.',
     'MB/s: bytes on the wire / median seconds.',
-    'The LZ4 cases run last. Their first response (the capture, not measured) compresses the body\'s buffers in the encoder workers; the data plane keeps them (62 MB for LZ4), so the measured LZ4 runs send cached compressed buffers, and the absolute RSS column of the LZ4 lines includes them. bench/compression.ts measures the first compression, ZSTD, and RSS over repeated compressing fetches.',
+    "The LZ4 cases run last. Their first response (the capture, not measured) compresses the body's buffers in the encoder workers; the data plane keeps them (62 MB for LZ4), so the measured LZ4 runs send cached compressed buffers, and the absolute RSS column of the LZ4 lines includes them. bench/compression.ts measures the first compression, ZSTD, and RSS over repeated compressing fetches.",
   ];
   if (flags.cpuProf || flags.cpuProfAll) notes.push(`CPU profiles: ${PROFILE_DIR}`);
   return {
     tables: [
       {
-        header: ['case', 'server', 'seconds (min / median / max)', 'MB/s', 'MB on the wire', 'peak RSS growth MB (absolute)', 'time vs prebuilt', 'naive / s2sp'],
+        header: [
+          'case',
+          'server',
+          'seconds (min / median / max)',
+          'MB/s',
+          'MB on the wire',
+          'peak RSS growth MB (absolute)',
+          'time vs prebuilt',
+          'naive / s2sp',
+        ],
         rows,
         align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r'],
       },

@@ -102,7 +102,10 @@ await runScenario('memory', 'Memory: cache bytes vs Arrow, JSON and JS objects',
   const q0 = heapAfterGc();
   let quakeRows: Array<Record<string, unknown>> | undefined = rowsFromTable(quakes);
   const quakeHeap = heapAfterGc() - q0;
-  const quakeJson = jsonDocumentBytes(quakeRows, quakes.schema.fields.map((f) => f.name));
+  const quakeJson = jsonDocumentBytes(
+    quakeRows,
+    quakes.schema.fields.map((f) => f.name),
+  );
   quakeRows = undefined;
   results.push({
     name: 'earthquakes (vega-datasets)',
@@ -116,7 +119,14 @@ await runScenario('memory', 'Memory: cache bytes vs Arrow, JSON and JS objects',
   });
 
   const goals: Goal[] = results.map((r) =>
-    goal(`Cache bytes / Arrow size, ${r.name}`, r.cacheBytes / r.arrowBufferBytes, '<=', 1.2, 'x', `${mb(r.cacheBytes)} MB vs ${mb(r.arrowBufferBytes)} MB of buffers`),
+    goal(
+      `Cache bytes / Arrow size, ${r.name}`,
+      r.cacheBytes / r.arrowBufferBytes,
+      '<=',
+      1.2,
+      'x',
+      `${mb(r.cacheBytes)} MB vs ${mb(r.arrowBufferBytes)} MB of buffers`,
+    ),
   );
   const rows = results.map((r) => [
     r.name,
@@ -133,7 +143,18 @@ await runScenario('memory', 'Memory: cache bytes vs Arrow, JSON and JS objects',
   return {
     tables: [
       {
-        header: ['table', 'rows x columns', 'cache MB', 'Arrow buffers MB', 'Arrow IPC (arrow-js) MB', 'JSON document MB', 'JS objects heap MB', 'cache / Arrow', 'JSON / cache', 'JS heap / cache'],
+        header: [
+          'table',
+          'rows x columns',
+          'cache MB',
+          'Arrow buffers MB',
+          'Arrow IPC (arrow-js) MB',
+          'JSON document MB',
+          'JS objects heap MB',
+          'cache / Arrow',
+          'JSON / cache',
+          'JS heap / cache',
+        ],
         rows,
         align: ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       },
@@ -142,7 +163,7 @@ await runScenario('memory', 'Memory: cache bytes vs Arrow, JSON and JS objects',
     notes: [
       'cache: `store.stats().bytes` of a MemoryStore after `put(table)` (the body as Arrow IPC in a SharedArrayBuffer). Arrow buffers: the sum of every column buffer (values, offsets, validity) of the table; the goal divides by this. Arrow IPC: `tableToIPC(table, "stream")`.',
       'JSON document: the bytes of `{"body": [rows with _row_id], "total_rows", "columns_returned"}`, what the JSON data plane sends for the whole table.',
-      'JS objects heap: V8 heapUsed after a full gc (`--expose-gc`), with the rows alive minus before they were made. For the generated table: the rows as generateRows returns them, and (+) what mapping them to copies with `_row_id` added (the naive port keeps those) costs on top. For earthquakes: rowsFromTable of the file\'s table.',
+      "JS objects heap: V8 heapUsed after a full gc (`--expose-gc`), with the rows alive minus before they were made. For the generated table: the rows as generateRows returns them, and (+) what mapping them to copies with `_row_id` added (the naive port keeps those) costs on top. For earthquakes: rowsFromTable of the file's table.",
     ],
     data: { tables: results },
   };

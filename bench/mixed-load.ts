@@ -73,10 +73,14 @@ await runScenario('mixed-load', 'Mixed load: small requests while full 1M-row fe
   /** A window lasts at least this long (and at least `bigFetches` full fetches). */
   const windowMs = flags.quick ? 1_500 : 3_000;
   progress('starting the s2sp server (single-use tokens of one cached body)');
-  const server = await ServerChild.start('s2sp-server', { rows: ROWS, tokens: 1, planes: [{ prefix: '', freshStore: true }] }, {
-    cpuProfAll: flags.cpuProfAll,
-    label: 'mixed-load',
-  });
+  const server = await ServerChild.start(
+    's2sp-server',
+    { rows: ROWS, tokens: 1, planes: [{ prefix: '', freshStore: true }] },
+    {
+      cpuProfAll: flags.cpuProfAll,
+      label: 'mixed-load',
+    },
+  );
   const smallAgent = new http.Agent({ keepAlive: true, maxSockets: SMALL_CONNECTIONS });
   const bigAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const ids = rowIdLists(ROWS, 11);
@@ -162,7 +166,14 @@ await runScenario('mixed-load', 'Mixed load: small requests while full 1M-row fe
       ]);
       data[format.id] = { latency: loaded, loop, bigSeconds: seconds / fetched, bigFetches: fetched, bigBytes: bytes };
       goals.push(
-        goal(`${format.label} full fetches: server event-loop delay p99 while they run`, loop.p99, '<=', LOOP_P99_LIMIT_MS, 'ms', `max ${fixed(loop.max, 1)} ms`),
+        goal(
+          `${format.label} full fetches: server event-loop delay p99 while they run`,
+          loop.p99,
+          '<=',
+          LOOP_P99_LIMIT_MS,
+          'ms',
+          `max ${fixed(loop.max, 1)} ms`,
+        ),
         goal(
           `${format.label} full fetches: small-request p99 latency over the idle p99 (${ms(loaded.p99)} vs ${ms(idle.p99)})`,
           loaded.p99 / idle.p99,

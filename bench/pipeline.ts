@@ -142,7 +142,15 @@ await runScenario('pipeline', 'Pipeline: s2sp serve -> read_table -> s2sp consum
   return {
     tables: [
       {
-        header: ['resource server', 'read_table s (min / median / max)', 'consumer leg s (min / median / max)', 'consumer leg vs s2sp', 'resource server peak RSS MB', 'consumer peak RSS MB', 'consumer RSS vs s2sp'],
+        header: [
+          'resource server',
+          'read_table s (min / median / max)',
+          'consumer leg s (min / median / max)',
+          'consumer leg vs s2sp',
+          'resource server peak RSS MB',
+          'consumer peak RSS MB',
+          'consumer RSS vs s2sp',
+        ],
         rows,
         align: ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
       },
@@ -180,7 +188,11 @@ async function runPipeline(id: string, file: string): Promise<Run> {
     }
     try {
       const started = performance.now();
-      const summary = await consumer.client.callTool({ name: 'summarize_rows', arguments: { abstract_data: '*', resource_url: resourceUrl } }, undefined, CALL_OPTIONS);
+      const summary = await consumer.client.callTool(
+        { name: 'summarize_rows', arguments: { abstract_data: '*', resource_url: resourceUrl } },
+        undefined,
+        CALL_OPTIONS,
+      );
       const consumeSeconds = (performance.now() - started) / 1000;
       const summarizedRows = Number((JSON.parse(textOf(summary)) as { row_count?: number }).row_count);
       if (summarizedRows !== ROWS) throw new Error(`${id}: summarize_rows saw ${summarizedRows} rows`);

@@ -91,7 +91,12 @@ await runScenario('redis-store', 'Shared store: 1M x 10 through Redis, two repli
           header: ['replica', 'seconds (median, min-max)', 'MB/s', 'bytes'],
           rows: [
             ['holds the body (it put it)', triple(localSpread, secs), (fetchedBytes / 1e6 / localSpread.median).toFixed(0), String(fetchedBytes)],
-            ['pulls the body from Redis on every fetch', triple(pulledSpread, secs), (fetchedBytes / 1e6 / pulledSpread.median).toFixed(0), String(fetchedBytes)],
+            [
+              'pulls the body from Redis on every fetch',
+              triple(pulledSpread, secs),
+              (fetchedBytes / 1e6 / pulledSpread.median).toFixed(0),
+              String(fetchedBytes),
+            ],
           ],
           align: ['l', 'r', 'r', 'r'],
         },
@@ -126,10 +131,26 @@ await runScenario('redis-store', 'Shared store: 1M x 10 through Redis, two repli
       notes: [
         `Two replica processes (bench/servers/redis-replica.ts), each a data plane over a RedisStore on one redis-server (started by the bench, persistence off). The body is ${rows.toLocaleString('en-US')} generated rows x 10 columns, put by the first replica, which keeps a local copy; the second replica's local copies are capped at 1 MiB, so each of its fetches pulls the whole body from Redis (chunks of just under 1 MiB, 8 in flight) before streaming. Client: ${bigClientName()}; each fetch uses a fresh token (single use), ${reps} reps each, alternating.`,
         'Bytes in Redis: INFO memory used_memory 3 s after the put minus before it (scripts loaded and connections made before the baseline); right after the put it also counts the query buffer Redis grew to read the chunks, which it shrinks once the connection is idle for 2 s.',
-        `Machine load average during the run: ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (2 cores, shared): fetch times are noisy.`,
+        `Machine load average during the run: ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' / ')} (2 cores, shared): fetch times are noisy.`,
         `RSS: the first replica after a full gc, before its first put, after it, and after 39 more puts of the same Table object (one body, 40 tokens; without shared bodies that would be 40 copies, ${mb(40 * bodyBytes)} MB). The puller held ${mb(pullerStats.localBytes)} MB of local copies at the end.`,
       ],
-      data: { rows, bodyBytes, redisBytes, redisRightAfter: redisAfter - redisBefore, keyBytes, loadAverage: loadavg(), rssBefore, rssOne, rssForty, local, pulled, fetchedBytes, after40 },
+      data: {
+        rows,
+        bodyBytes,
+        redisBytes,
+        redisRightAfter: redisAfter - redisBefore,
+        keyBytes,
+        loadAverage: loadavg(),
+        rssBefore,
+        rssOne,
+        rssForty,
+        local,
+        pulled,
+        fetchedBytes,
+        after40,
+      },
     };
   } finally {
     await holder?.stop();

@@ -71,7 +71,9 @@ if (argv.includes('--report')) {
     process.exit(1);
   }
   if (results.some((r) => r.scenario === 'large-fetch')) writeLargeFetchChart(results.find((r) => r.scenario === 'large-fetch')!);
-  const run = existsSync(join(RESULTS_DIR, 'run.json')) ? (JSON.parse(readFileSync(join(RESULTS_DIR, 'run.json'), 'utf8')) as { wallSeconds: number }) : undefined;
+  const run = existsSync(join(RESULTS_DIR, 'run.json'))
+    ? (JSON.parse(readFileSync(join(RESULTS_DIR, 'run.json'), 'utf8')) as { wallSeconds: number })
+    : undefined;
   const wall = run?.wallSeconds ?? results.reduce((sum, r) => sum + r.wallSeconds, 0);
   console.log(`wrote ${writeReadme(results, wall)}`);
   process.exit(0);
@@ -79,7 +81,13 @@ if (argv.includes('--report')) {
 
 const only = option('--only');
 // The soak (bench/soak.ts) is not a goal table; it runs after the scenarios: 60 s, or its 5 s mode with --quick.
-const selectedAll = only === undefined ? [...SCENARIOS, 'soak'] : only.split(',').map((s) => s.trim()).filter(Boolean);
+const selectedAll =
+  only === undefined
+    ? [...SCENARIOS, 'soak']
+    : only
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 const runSoak = selectedAll.includes('soak');
 const selected = selectedAll.filter((s) => s !== 'soak');
 const unknown = selected.filter((s) => !(SCENARIOS as readonly string[]).includes(s));

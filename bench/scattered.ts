@@ -132,7 +132,15 @@ await runScenario('scattered', 'Scattered selection: 50 random rows x 3 columns 
   return {
     tables: [
       {
-        header: ['target', 'server ms (min / median / max)', 'server p99', 'end-to-end ms (min / median / max)', 'e2e p99', 'bytes', 'naive server time / this'],
+        header: [
+          'target',
+          'server ms (min / median / max)',
+          'server p99',
+          'end-to-end ms (min / median / max)',
+          'e2e p99',
+          'bytes',
+          'naive server time / this',
+        ],
         rows,
         align: ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
       },

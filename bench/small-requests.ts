@@ -63,7 +63,11 @@ await runScenario('small-requests', 'Small requests under load: 50 rows x 3 colu
   const reps = flags.reps ?? (flags.quick ? 2 : 3);
   progress('starting the s2sp server (single-use tokens of one cached body)');
   const [server, naive] = await Promise.all([
-    ServerChild.start('s2sp-server', { rows: ROWS, tokens: 1, planes: [{ prefix: '', freshStore: true }] }, { cpuProfAll: flags.cpuProfAll, label: 'small-requests-s2sp' }),
+    ServerChild.start(
+      's2sp-server',
+      { rows: ROWS, tokens: 1, planes: [{ prefix: '', freshStore: true }] },
+      { cpuProfAll: flags.cpuProfAll, label: 'small-requests-s2sp' },
+    ),
     ServerChild.start('naive-server', { rows: ROWS }, { cpuProfAll: flags.cpuProfAll, label: 'small-requests-naive' }),
   ]);
   const mint = (count: number) => server.request<string[]>('mint-fresh', { count });
@@ -189,8 +193,26 @@ await runScenario('small-requests', 'Small requests under load: 50 rows x 3 colu
         `${fixed(x.reqPerSecond.median / naiveJson.reqPerSecond.median, 2)}x`,
       ]);
     }
-    goals.push(goal(`Small requests, ${f.label}: s2sp req/s as a share of the bare route's`, share, '>=', 60, '%', `${int(s.reqPerSecond.median)} vs ${int(b.reqPerSecond.median)} req/s`));
-    goals.push(goal(`Small requests, ${f.label}: s2sp req/s over the naive port's (JSON)`, overNaive, '>=', 3, 'x', `${int(s.reqPerSecond.median)} vs ${int(naiveJson.reqPerSecond.median)} req/s`));
+    goals.push(
+      goal(
+        `Small requests, ${f.label}: s2sp req/s as a share of the bare route's`,
+        share,
+        '>=',
+        60,
+        '%',
+        `${int(s.reqPerSecond.median)} vs ${int(b.reqPerSecond.median)} req/s`,
+      ),
+    );
+    goals.push(
+      goal(
+        `Small requests, ${f.label}: s2sp req/s over the naive port's (JSON)`,
+        overNaive,
+        '>=',
+        3,
+        'x',
+        `${int(s.reqPerSecond.median)} vs ${int(naiveJson.reqPerSecond.median)} req/s`,
+      ),
+    );
   }
   const used = summaries.filter((x) => x.target === 's2sp').flatMap((x) => x.runs.map((r) => r.tokensUsed));
   return {

@@ -75,7 +75,15 @@ async function serve(idleTtlMs: number): Promise<void> {
     const memory = process.memoryUsage();
     process.send!({
       id: message.id,
-      result: { rss: memory.rss, peak, entries: stats.entries, bytes: stats.bytes, idle: stats.idleBytes ?? 0, arrayBuffers: memory.arrayBuffers, heapUsed: memory.heapUsed },
+      result: {
+        rss: memory.rss,
+        peak,
+        entries: stats.entries,
+        bytes: stats.bytes,
+        idle: stats.idleBytes ?? 0,
+        arrayBuffers: memory.arrayBuffers,
+        heapUsed: memory.heapUsed,
+      },
     });
   });
   process.send!({ ready: url });
@@ -96,7 +104,10 @@ interface ServerState {
 class SoakServer {
   private nextId = 1;
   private readonly waiting = new Map<number, (value: unknown) => void>();
-  private constructor(private readonly child: ChildProcess, readonly url: string) {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly url: string,
+  ) {
     child.on('message', (m: { id?: number; result?: unknown }) => {
       if (m.id !== undefined) this.waiting.get(m.id)?.(m.result);
     });
@@ -192,9 +203,7 @@ async function virtualClient(url: string, agent: Agent, deadline: number, seed: 
         }
         const total = tool === 'read_big' ? 100_000 : 2_000;
         const partial = action < 0.7;
-        const body = partial
-          ? JSON.stringify({ row_ids: Array.from({ length: 50 }, () => Math.floor(random() * total)), columns: ['i1', 'f1', 's2'] })
-          : '{}';
+        const body = partial ? JSON.stringify({ row_ids: Array.from({ length: 50 }, () => Math.floor(random() * total)), columns: ['i1', 'f1', 's2'] }) : '{}';
         const describe = (outcome: HttpOutcome) => () =>
           `${tool}, ${partial ? 'partial' : 'full'}, accept ${accept ?? 'JSON'}, ${outcome.body.length} bytes received` +
           `${outcome.complete ? '' : ' (cut)'}, content-type ${String(outcome.headers['content-type'])}, ${((deadline - Date.now()) / 1000).toFixed(2)} s before the end`;
@@ -222,7 +231,11 @@ async function badRequest(url: string, agent: Agent, random: () => number, tally
     ['malformed token', () => httpRequest(`${url}/s2sp/data/..%2Fetc`, { agent, body: '{}', headers: { 'content-type': 'application/json' } }), 404],
     ['bad JSON', () => httpRequest(`${url}/s2sp/data/${token}`, { agent, body: '{"row_ids":', headers: { 'content-type': 'application/json' } }), 400],
     ['wrong method', () => httpRequest(`${url}/s2sp/data/${token}`, { agent, method: 'GET' }), 405],
-    ['bad Accept', () => httpRequest(`${url}/s2sp/data/${token}`, { agent, body: '{}', headers: { 'content-type': 'application/json', accept: 'text/html' } }), 406],
+    [
+      'bad Accept',
+      () => httpRequest(`${url}/s2sp/data/${token}`, { agent, body: '{}', headers: { 'content-type': 'application/json', accept: 'text/html' } }),
+      406,
+    ],
     ['text body', () => httpRequest(`${url}/s2sp/data/${token}`, { agent, body: 'x', headers: { 'content-type': 'text/plain' } }), 415],
   ];
   const [name, send, expected] = pick(cases, random);
@@ -280,16 +293,18 @@ async function main(): Promise<void> {
     );
     const unexpected = tally.unexpected();
     // The short mode (the test suite's) leaves the committed full-run figures alone.
-    const file = values.short ? '(short mode: not written)' : writeResults('soak', {
-      mode: values.short ? 'short' : 'full',
-      seconds,
-      connections,
-      requests: tally.requests,
-      outcomes: Object.fromEntries(tally.counts),
-      unexpected,
-      rssMB: { start: start.rss / MB, peak: end.peak / MB, end: end.rss / MB, afterFullGc: collected.rss / MB },
-      date: new Date().toISOString(),
-    });
+    const file = values.short
+      ? '(short mode: not written)'
+      : writeResults('soak', {
+          mode: values.short ? 'short' : 'full',
+          seconds,
+          connections,
+          requests: tally.requests,
+          outcomes: Object.fromEntries(tally.counts),
+          unexpected,
+          rssMB: { start: start.rss / MB, peak: end.peak / MB, end: end.rss / MB, afterFullGc: collected.rss / MB },
+          date: new Date().toISOString(),
+        });
     console.log(`results: ${file}`);
     console.log(`unexpected errors: ${unexpected}`);
     // "Near the start", once garbage is collected: within 100 MB (allocator slack, compiled code).

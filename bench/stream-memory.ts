@@ -67,7 +67,15 @@ async function* produce(): AsyncGenerator<RecordBatch> {
 const memory = new MemoryStore({ maxBytes: 4 * 2 ** 30 });
 // Without putBatches: the resource tool has to gather the batches into a Table for put().
 const store: BodyStore = flags.includes('collect')
-  ? { put: (t, o) => memory.put(t, o), lease: (t) => memory.lease(t), delete: (t) => memory.delete(t), has: (t) => memory.has(t), stats: () => memory.stats(), close: () => memory.close(), ttlMs: memory.ttlMs }
+  ? {
+      put: (t, o) => memory.put(t, o),
+      lease: (t) => memory.lease(t),
+      delete: (t) => memory.delete(t),
+      has: (t) => memory.has(t),
+      stats: () => memory.stats(),
+      close: () => memory.close(),
+      ttlMs: memory.ttlMs,
+    }
   : memory;
 const resource = new S2SPServer({ name: 'probe-resource', store, dataPlane: { workers: 0 } });
 resource.resourceTool('big', { description: 'big' }, () => produce());
@@ -131,7 +139,11 @@ process.stdout.write(
     sumOk: sum === (totalRows * (totalRows - 1)) / 4,
     cachedBytes,
     cache: { peakRssGrowth: cacheRss, peakArrayBuffersGrowth: cacheArrayBuffers },
-    consume: { peakRssGrowth: peakRss - cached.rss, peakHeapGrowth: peakHeap - cached.heapUsed, peakArrayBuffersGrowth: peakArrayBuffers - cached.arrayBuffers },
+    consume: {
+      peakRssGrowth: peakRss - cached.rss,
+      peakHeapGrowth: peakHeap - cached.heapUsed,
+      peakArrayBuffersGrowth: peakArrayBuffers - cached.arrayBuffers,
+    },
   })}\n`,
 );
 await consumerClient.close();

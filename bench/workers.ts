@@ -71,7 +71,14 @@ await runScenario('workers', 'Workers: the full 1M-row fetch with 0, 1 and 2 enc
         const mine = runs.get(w)!;
         const seconds = spread(mine.map((r) => r.seconds));
         const bytes = mine[0].bytes;
-        summaries.push({ format: f.label, workers: w, seconds, bytes, mbPerSecond: bytes / seconds.median / 1e6, rssGrowth: spread(mine.map((r) => r.growth)) });
+        summaries.push({
+          format: f.label,
+          workers: w,
+          seconds,
+          bytes,
+          mbPerSecond: bytes / seconds.median / 1e6,
+          rssGrowth: spread(mine.map((r) => r.growth)),
+        });
       }
     }
   } finally {
@@ -79,7 +86,15 @@ await runScenario('workers', 'Workers: the full 1M-row fetch with 0, 1 and 2 enc
   }
   const rows = summaries.map((s) => {
     const zero = summaries.find((x) => x.format === s.format && x.workers === 0)!;
-    return [s.format, String(s.workers), triple(s.seconds, secs), s.mbPerSecond.toFixed(0), mb(s.bytes), mb(s.rssGrowth.median), ratio(zero.seconds.median, s.seconds.median)];
+    return [
+      s.format,
+      String(s.workers),
+      triple(s.seconds, secs),
+      s.mbPerSecond.toFixed(0),
+      mb(s.bytes),
+      mb(s.rssGrowth.median),
+      ratio(zero.seconds.median, s.seconds.median),
+    ];
   });
   const json = (w: number) => summaries.find((s) => s.format === 'JSON' && s.workers === w)!;
   return {

@@ -99,9 +99,7 @@ export type SituationParams<S extends SituationTexts> = {
 }[keyof S & string];
 
 /** A template that picks its text by `params.problem`; `problems` lists the situations. */
-function situations<S extends SituationTexts>(
-  texts: S,
-): ((params: SituationParams<S>) => string) & { readonly problems: readonly (keyof S & string)[] } {
+function situations<S extends SituationTexts>(texts: S): ((params: SituationParams<S>) => string) & { readonly problems: readonly (keyof S & string)[] } {
   const render = (params: SituationParams<S>): string => {
     const text = Object.hasOwn(texts, params.problem) ? (texts[params.problem] as Template as (p: unknown) => string) : undefined;
     return text === undefined ? String(params.problem) : text(params);
@@ -164,8 +162,7 @@ const responseProblems = situations({
   wrongFormat: (p: { asked: string; contentType: string | undefined }) =>
     `it was asked for ${p.asked} only but answered Content-Type ${quoteInput(p.contentType ?? '')}`,
   arrowUndecodable: (p: { reason: string }) => `arrow-js could not decode the Arrow stream (${p.reason})`,
-  rowCountMismatch: (p: { declared: number; decoded: number }) =>
-    `the Arrow stream declares ${p.declared} rows but ${p.decoded} were decoded`,
+  rowCountMismatch: (p: { declared: number; decoded: number }) => `the Arrow stream declares ${p.declared} rows but ${p.decoded} were decoded`,
   noFields: () => 'the Arrow schema has no fields',
   firstField: (p: { name: string }) => `the first Arrow field is ${quoteInput(p.name)}, not ${ROW_ID}`,
   rowIdType: (p: { type: string }) => `${ROW_ID} has Arrow type ${p.type}, not an integer type`,
@@ -180,9 +177,8 @@ const responseProblems = situations({
   // The Python reference answers unknown row ids and columns with 200 and less data.
   missingRows: (p: { missing: readonly number[]; asked: number }) =>
     `it lacks ${p.missing.length} of the ${p.asked} rows asked for (${ROW_ID} ${listForMessage(p.missing)}); ` +
-    'the resource may not hold them: check abstract_data against the resource tool\'s abstract',
-  missingColumns: (p: { missing: readonly string[] }) =>
-    `it lacks columns asked for: ${listForMessage(p.missing)}; the resource may not hold them`,
+    "the resource may not hold them: check abstract_data against the resource tool's abstract",
+  missingColumns: (p: { missing: readonly string[] }) => `it lacks columns asked for: ${listForMessage(p.missing)}; the resource may not hold them`,
   /** A batch whose buffers do not hold what its header declares (ipc/decode/batch-validation.ts); `column` is its field path, or undefined for the batch as a whole. */
   batchInvalid: corruptBatch,
 });
@@ -203,8 +199,7 @@ export const ERRORS = {
     message: situations({
       notArray: (p: { got: unknown }) => `row_ids must be an array of integers, got ${describeValue(p.got)}`,
       notIntegers: (p: { bad: readonly unknown[] }) => `row_ids must be non-negative integers; bad values: ${listForMessage(p.bad)}`,
-      outOfRange: (p: { totalRows: number; bad: readonly unknown[] }) =>
-        `row_ids must be in [0, ${p.totalRows}); out of range: ${listForMessage(p.bad)}`,
+      outOfRange: (p: { totalRows: number; bad: readonly unknown[] }) => `row_ids must be in [0, ${p.totalRows}); out of range: ${listForMessage(p.bad)}`,
     }),
   },
   S2SP_ERR_REQUEST_COLUMNS_INVALID: {
@@ -227,9 +222,7 @@ export const ERRORS = {
     /** `missingCodecs`: codecs the Accept listed that this server knows but cannot load on its platform. */
     message: (p: { accept: string; supported: readonly string[]; missingCodecs: readonly string[] }) =>
       `unsupported Accept ${quoteInput(p.accept)}` +
-      (p.missingCodecs.length > 0
-        ? ` (not available on this server: ${p.missingCodecs.join(', ')}; its native codec has no binary for this platform)`
-        : '') +
+      (p.missingCodecs.length > 0 ? ` (not available on this server: ${p.missingCodecs.join(', ')}; its native codec has no binary for this platform)` : '') +
       `; supported: ${p.supported.join(', ')}`,
   },
   S2SP_ERR_TOKEN_IN_FLIGHT: { status: 409, message: () => 'the transfer for this token is already in flight' },
@@ -329,8 +322,7 @@ export const ERRORS = {
       notRecordBatch: (p: { index: number }) => `item ${p.index} of the returned batches is not an Arrow RecordBatch`,
       rowNotObject: (p: { index: number }) => `row ${p.index} is not a JSON object`,
       rowNoRowId: (p: { index: number }) => `row ${p.index} has no integer ${ROW_ID}`,
-      notJsonValue: (p: { column: string; type: string }) =>
-        `column ${quoteInput(p.column)} holds a ${p.type}; rows must hold JSON values`,
+      notJsonValue: (p: { column: string; type: string }) => `column ${quoteInput(p.column)} holds a ${p.type}; rows must hold JSON values`,
       // Arrow holds text as UTF-8, which has no lone surrogate: refused rather than served as U+FFFD.
       loneSurrogateName: (p: { column: string }) =>
         `column name ${quoteInput(p.column)} holds a lone UTF-16 surrogate, which Arrow's UTF-8 cannot hold; rename the column`,
@@ -396,8 +388,7 @@ export const ERRORS = {
       // abstract_data as bare ids, or in the columns layout (SPEC 2.4)
       idBad: (p: { index: number; id: unknown }) =>
         `abstract_data item ${p.index} is ${quoteInput(p.id)}, not a ${ROW_ID} (a non-negative integer); ${ROWS_HINT.abstract_data}`,
-      headerNotNames: () =>
-        `abstract_data starts with an array, but that first array is not the header of column names; ${ROWS_HINT.abstract_data}`,
+      headerNotNames: () => `abstract_data starts with an array, but that first array is not the header of column names; ${ROWS_HINT.abstract_data}`,
       headerDuplicate: (p: { name: string }) => `abstract_data header names column ${quoteInput(p.name)} twice; ${ROWS_HINT.abstract_data}`,
       headerNoRowId: () => `abstract_data header has no ${ROW_ID}; ${ROWS_HINT.abstract_data}`,
       lineNotArray: (p: { index: number }) => `abstract_data row ${p.index} is not an array like its header; ${ROWS_HINT.abstract_data}`,
@@ -405,8 +396,7 @@ export const ERRORS = {
         `abstract_data row ${p.index} has ${p.values} values for ${p.columns} header columns; ${ROWS_HINT.abstract_data}`,
       urlAndBody: () => 'pass either resource_url (async mode) or body_data (sync mode), not both',
       starWithoutBody: () =>
-        'abstract_data "*" selects every row of a resource, so resource_url or body_data is required; ' +
-        'pass the resource_url the resource tool returned',
+        'abstract_data "*" selects every row of a resource, so resource_url or body_data is required; ' + 'pass the resource_url the resource tool returned',
       // column_mapping
       mappingNotString: () => 'column_mapping must be a string holding a JSON object',
       mappingNotJson: () => `column_mapping is not valid JSON; pass a JSON object such as ${MAPPING_EXAMPLE}`,
@@ -442,8 +432,7 @@ export const ERRORS = {
     status: 502,
     message: situations({
       declared: (p: { maxBytes: number; declaredBytes: number }) =>
-        `the resource body is over the consumer limit of ${p.maxBytes} bytes (Content-Length says ${p.declaredBytes} bytes); ` +
-        'select fewer rows or columns',
+        `the resource body is over the consumer limit of ${p.maxBytes} bytes (Content-Length says ${p.declaredBytes} bytes); ` + 'select fewer rows or columns',
       received: (p: { maxBytes: number }) =>
         `the resource body is over the consumer limit of ${p.maxBytes} bytes (over ${p.maxBytes} bytes received); select fewer rows or columns`,
       jsonTooLong: (p: { bytes: number }) => `the JSON body (${p.bytes} bytes) is too large to decode; request fewer rows or columns`,
@@ -467,20 +456,15 @@ export const ERRORS = {
           p.serverText === undefined ? undefined : quoteInput(p.serverText.replace(/\s+/g, ' '), SERVER_TEXT_MAX_CHARS),
         ].filter((s) => s !== undefined);
         const advice = FETCH_ADVICE[p.status] ?? (p.status >= 300 && p.status < 400 ? REDIRECT_ADVICE : undefined);
-        return (
-          `the resource server answered HTTP ${p.status}` +
-          (said.length > 0 ? ` (${said.join(': ')})` : '') +
-          (advice === undefined ? '' : `; ${advice}`)
-        );
+        return `the resource server answered HTTP ${p.status}` + (said.length > 0 ? ` (${said.join(': ')})` : '') + (advice === undefined ? '' : `; ${advice}`);
       },
     }),
   },
   S2SP_ERR_CONSUMER_RESPONSE_INVALID: {
     status: 502,
-    message: Object.assign(
-      (p: Parameters<typeof responseProblems>[0]) => `the resource server's answer is not an S2SP body: ${responseProblems(p)}`,
-      { problems: responseProblems.problems },
-    ),
+    message: Object.assign((p: Parameters<typeof responseProblems>[0]) => `the resource server's answer is not an S2SP body: ${responseProblems(p)}`, {
+      problems: responseProblems.problems,
+    }),
   },
 
   // Agent side (SPEC 2.3)
@@ -513,8 +497,7 @@ export const ERRORS = {
   S2SP_ERR_OPTION_INVALID: {
     status: 500,
     /** `expected` completes "option X must be ...". */
-    message: (p: { option: string; expected: string; value: unknown }) =>
-      `option ${p.option} must be ${p.expected}, got ${quoteInput(p.value)}`,
+    message: (p: { option: string; expected: string; value: unknown }) => `option ${p.option} must be ${p.expected}, got ${quoteInput(p.value)}`,
   },
   S2SP_ERR_PUBLIC_URL_REQUIRED: {
     status: 500,
@@ -576,8 +559,7 @@ export const ERRORS = {
       notTable: (p: { found: unknown; singleFeature: boolean }) =>
         `expected an array of objects or a GeoJSON FeatureCollection, found ${describeValue(p.found)}` +
         (p.singleFeature ? ' (a single GeoJSON Feature: wrap it in a FeatureCollection)' : ''),
-      elementNotObject: (p: { index: number; found: unknown }) =>
-        `element ${p.index} of the JSON array is ${describeValue(p.found)}, not an object`,
+      elementNotObject: (p: { index: number; found: unknown }) => `element ${p.index} of the JSON array is ${describeValue(p.found)}, not an object`,
       geojsonNoType: () => 'not a GeoJSON FeatureCollection (no type "FeatureCollection")',
       geojsonNoFeatures: () => 'GeoJSON FeatureCollection has no "features" array',
       geojsonFeatureNotObject: (p: { index: number }) => `GeoJSON feature ${p.index} is not an object`,
@@ -643,9 +625,8 @@ export interface S2SPErrorOptions {
 }
 
 /** What `new S2SPError(code, ...)` takes after the code: `[options?]`, or `[params, options?]` when the template needs values. */
-export type ErrorArgs<C extends ErrorCode> = TemplateOf<C> extends () => string
-  ? [options?: S2SPErrorOptions]
-  : [params: ErrorParams<C>, options?: S2SPErrorOptions];
+export type ErrorArgs<C extends ErrorCode> =
+  TemplateOf<C> extends () => string ? [options?: S2SPErrorOptions] : [params: ErrorParams<C>, options?: S2SPErrorOptions];
 
 /** A message rendered elsewhere; only {@link S2SPError.fromWire} makes one. */
 class RenderedMessage {

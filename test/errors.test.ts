@@ -186,7 +186,12 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
     badStream: { reason: 'not an Arrow IPC stream' },
   },
   S2SP_ERR_DDI_HANDLE_UNKNOWN: { redactedHandle: '"ddi://abcdef…"' },
-  S2SP_ERR_CODEC_UNAVAILABLE: { missing: { codec: 'lz4', reason: 'no binary' }, sentMissing: { codec: 'zstd' }, codecSent: { codec: 'ZSTD' }, unknown: { codec: 'snappy', known: ['zstd', 'lz4'] } },
+  S2SP_ERR_CODEC_UNAVAILABLE: {
+    missing: { codec: 'lz4', reason: 'no binary' },
+    sentMissing: { codec: 'zstd' },
+    codecSent: { codec: 'ZSTD' },
+    unknown: { codec: 'snappy', known: ['zstd', 'lz4'] },
+  },
   S2SP_ERR_OPTION_INVALID: { option: 'chunkRows', expected: 'an integer >= 1', value: 0 },
   S2SP_ERR_PUBLIC_URL_REQUIRED: { host: '0.0.0.0' },
   S2SP_ERR_SERVER_STATE: { mounted: {}, listening: {}, dataPlaneMounted: {} },
@@ -236,8 +241,28 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
 
 /** Params keys that carry an input (the agent's, a client's, a file's or a foreign server's). */
 const INPUT_KEYS = new Set([
-  'got', 'bad', 'unknown', 'accept', 'method', 'value', 'origin', 'source', 'target', 'first', 'second', 'id',
-  'protocol', 'redactedToken', 'path', 'char', 'found', 'name', 'column', 'contentType', 'serverCode', 'serverText',
+  'got',
+  'bad',
+  'unknown',
+  'accept',
+  'method',
+  'value',
+  'origin',
+  'source',
+  'target',
+  'first',
+  'second',
+  'id',
+  'protocol',
+  'redactedToken',
+  'path',
+  'char',
+  'found',
+  'name',
+  'column',
+  'contentType',
+  'serverCode',
+  'serverText',
   'host',
 ]);
 
@@ -281,7 +306,10 @@ function sourcesUnder(folder: string): Array<[string, string]> {
 const SOURCES = [...sourcesUnder('src'), ...sourcesUnder('bench')];
 
 test('the scan finds the sources', () => {
-  assert.ok(SOURCES.some(([path]) => path === 'src/errors.ts'), `no src/errors.ts under ${ROOT}`);
+  assert.ok(
+    SOURCES.some(([path]) => path === 'src/errors.ts'),
+    `no src/errors.ts under ${ROOT}`,
+  );
 });
 
 test('every code is raised or matched somewhere in src/', () => {
@@ -436,12 +464,7 @@ test('no call site brings its own prose: new S2SPError(code, params) only', () =
           problems.push(`${where(node)}: message text passed; pass values and word it in src/errors.ts`);
         }
       }
-      if (
-        ts.isCallExpression(node) &&
-        node.expression.getText() === 'S2SPError.fromWire' &&
-        path !== 'src/errors.ts' &&
-        !FROM_WIRE_FILES.includes(path)
-      ) {
+      if (ts.isCallExpression(node) && node.expression.getText() === 'S2SPError.fromWire' && path !== 'src/errors.ts' && !FROM_WIRE_FILES.includes(path)) {
         problems.push(`${where(node)}: S2SPError.fromWire is only for errors rebuilt from the wire (${FROM_WIRE_FILES.join(', ')})`);
       }
       ts.forEachChild(node, visit);

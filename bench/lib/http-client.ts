@@ -74,7 +74,12 @@ export function nodePost(url: string, spec: PostSpec): Promise<Transfer> {
         file?.write(chunk);
       });
       res.on('end', () => {
-        const done = { seconds: (performance.now() - started) / 1000, bytes, status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? '') };
+        const done = {
+          seconds: (performance.now() - started) / 1000,
+          bytes,
+          status: res.statusCode ?? 0,
+          contentType: String(res.headers['content-type'] ?? ''),
+        };
         if (file === undefined) return resolve(done);
         file.end(() => resolve(done));
       });

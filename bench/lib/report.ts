@@ -167,7 +167,12 @@ export function goalValue(value: number, unit: Goal['unit']): string {
 export function goalsTable(goals: readonly Goal[], withScenario?: string[]): string {
   const header = withScenario ? ['scenario', 'goal', 'measured (median)', 'target', 'result'] : ['goal', 'measured (median)', 'target', 'result'];
   const rows = goals.map((g, i) => {
-    const row = [g.name + (g.detail ? ` (${g.detail})` : ''), goalValue(g.measured, g.unit), `${g.op} ${goalValue(g.target, g.unit)}`, g.met ? 'met' : '**not met**'];
+    const row = [
+      g.name + (g.detail ? ` (${g.detail})` : ''),
+      goalValue(g.measured, g.unit),
+      `${g.op} ${goalValue(g.target, g.unit)}`,
+      g.met ? 'met' : '**not met**',
+    ];
     return withScenario ? [withScenario[i], ...row] : row;
   });
   return markdownTable(header, rows, withScenario ? ['l', 'l', 'r', 'r', 'l'] : ['l', 'r', 'r', 'l']);

@@ -6,15 +6,7 @@
  * runs each one the same way, in its own process.
  */
 import { argv as processArgv } from 'node:process';
-import {
-  goalsTable,
-  machineInfo,
-  markdownTable,
-  writeResults,
-  type Goal,
-  type ResultTable,
-  type ScenarioResult,
-} from './report.js';
+import { goalsTable, machineInfo, markdownTable, writeResults, type Goal, type ResultTable, type ScenarioResult } from './report.js';
 
 /** Flags every scenario understands. */
 export interface ScenarioFlags {
@@ -69,11 +61,7 @@ export function parseFlags(argv: readonly string[]): ScenarioFlags {
  * Runs one scenario and reports it. Exits non-zero when the scenario throws
  * (a goal that is not met is a result, not a failure).
  */
-export async function runScenario(
-  scenario: string,
-  title: string,
-  body: (flags: ScenarioFlags) => Promise<ScenarioOutput>,
-): Promise<void> {
+export async function runScenario(scenario: string, title: string, body: (flags: ScenarioFlags) => Promise<ScenarioOutput>): Promise<void> {
   const flags = parseFlags(processArgv.slice(2));
   const machine = machineInfo();
   const started = performance.now();

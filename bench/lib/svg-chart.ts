@@ -65,9 +65,7 @@ export function barChartSvg(chart: BarChart): string {
   let y = TOP;
   for (const group of chart.groups) {
     const groupHeight = group.bars.length * (BAR_HEIGHT + BAR_GAP) - BAR_GAP;
-    body.push(
-      `<text x="${LABEL_WIDTH - 10}" y="${y + groupHeight / 2 + 4}" text-anchor="end" class="group">${escape(group.label)}</text>`,
-    );
+    body.push(`<text x="${LABEL_WIDTH - 10}" y="${y + groupHeight / 2 + 4}" text-anchor="end" class="group">${escape(group.label)}</text>`);
     for (const bar of group.bars) {
       const width = Math.max(1, x(bar.value) - LABEL_WIDTH);
       body.push(
@@ -104,18 +102,20 @@ export function barChartSvg(chart: BarChart): string {
   }
 
   const height = plotBottom + 46;
-  return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif">`,
-    '<style>.title{font-size:16px;font-weight:bold}.subtitle{font-size:12px;fill:#555}.group{font-size:12px}.value{font-size:11px;fill:#222}.tick{font-size:11px;fill:#555}.legend{font-size:12px}.axis{font-size:12px;fill:#333}.grid{stroke:#e3e3e3;stroke-width:1}.whisker{stroke:#222;stroke-width:1;fill:none}</style>',
-    `<rect width="${WIDTH}" height="${height}" fill="#fff"/>`,
-    `<text x="16" y="24" class="title">${escape(chart.title)}</text>`,
-    chart.subtitle ? `<text x="16" y="42" class="subtitle">${escape(chart.subtitle)}</text>` : '',
-    ...legend,
-    ...grid,
-    ...body,
-    `<text x="${LABEL_WIDTH + plotWidth / 2}" y="${plotBottom + 36}" text-anchor="middle" class="axis">${escape(chart.axis)}</text>`,
-    '</svg>',
-  ]
-    .filter((line) => line !== '')
-    .join('\n') + '\n';
+  return (
+    [
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif">`,
+      '<style>.title{font-size:16px;font-weight:bold}.subtitle{font-size:12px;fill:#555}.group{font-size:12px}.value{font-size:11px;fill:#222}.tick{font-size:11px;fill:#555}.legend{font-size:12px}.axis{font-size:12px;fill:#333}.grid{stroke:#e3e3e3;stroke-width:1}.whisker{stroke:#222;stroke-width:1;fill:none}</style>',
+      `<rect width="${WIDTH}" height="${height}" fill="#fff"/>`,
+      `<text x="16" y="24" class="title">${escape(chart.title)}</text>`,
+      chart.subtitle ? `<text x="16" y="42" class="subtitle">${escape(chart.subtitle)}</text>` : '',
+      ...legend,
+      ...grid,
+      ...body,
+      `<text x="${LABEL_WIDTH + plotWidth / 2}" y="${plotBottom + 36}" text-anchor="middle" class="axis">${escape(chart.axis)}</text>`,
+      '</svg>',
+    ]
+      .filter((line) => line !== '')
+      .join('\n') + '\n'
+  );
 }

@@ -120,7 +120,7 @@ async function answer(message: { id: number; op: string; args?: Record<string, u
     const result = await handler(message.args ?? {});
     process.send?.({ id: message.id, ok: true, result });
   } catch (error) {
-    process.send?.({ id: message.id, ok: false, error: error instanceof Error ? error.stack ?? error.message : String(error) });
+    process.send?.({ id: message.id, ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   }
 }
 

@@ -19,19 +19,7 @@ import {
   type DuckDBValue,
   type DuckDBVector,
 } from '@duckdb/node-api';
-import {
-  Bool,
-  Float64,
-  Int32,
-  Int64,
-  Table,
-  TimestampMillisecond,
-  Utf8,
-  makeBuilder,
-  type Builder,
-  type DataType,
-  type Vector,
-} from 'apache-arrow';
+import { Bool, Float64, Int32, Int64, Table, TimestampMillisecond, Utf8, makeBuilder, type Builder, type DataType, type Vector } from 'apache-arrow';
 
 /** Raised when a query returns more rows than the caller allows. */
 export class TooManyRowsError extends Error {}

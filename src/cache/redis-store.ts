@@ -202,8 +202,7 @@ export class RedisStore implements BodyStore {
         // Counted already, yet missing: its last token may have gone on another replica meanwhile,
         // which uncounted it. Count it again (a no-op when it still is).
         if (state === 2) await this.#run(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash]);
-      }
-      else options.observe?.({ type: 'progress', bytes: known.byteLength, totalBytes: known.byteLength });
+      } else options.observe?.({ type: 'progress', bytes: known.byteLength, totalBytes: known.byteLength });
       await this.#send(['SET', this.#indexKey(hash), known.id, 'PX', String(ttlMs)]);
     } catch (error) {
       this.#send(['ZREM', this.#acctKey('tokens'), hash]).catch(() => {});
@@ -262,7 +261,9 @@ export class RedisStore implements BodyStore {
       if (!settle()) return false;
       // Recorded once the script answered: the accounting after it is tidying (it also heals at the
       // token's TTL), so its failure must not cut a transfer whose single use is already on record.
-      const consumed = await this.#consume(id, hash, leaseId, false, (tidying) => tidying.catch((error) => this.#observers.emit({ type: 'connection-error', error: error as Error })));
+      const consumed = await this.#consume(id, hash, leaseId, false, (tidying) =>
+        tidying.catch((error) => this.#observers.emit({ type: 'connection-error', error: error as Error })),
+      );
       if (consumed) this.#observers.emit({ type: 'consumed' });
       return consumed;
     };
@@ -400,12 +401,25 @@ export class RedisStore implements BodyStore {
       for (let i = 0; i < chunks; i++) {
         const view = Buffer.from(ipc.buffer, ipc.byteOffset + i * this.chunkBytes, Math.min(this.chunkBytes, ipc.byteLength - i * this.chunkBytes));
         const write = this.#send(['SET', `${base}c:${i}`, view, 'PX', String(ttlMs)]);
-        writes.push(progress === undefined ? write : write.then(() => progress({ type: 'progress', bytes: (stored += view.byteLength), totalBytes: ipc.byteLength })));
+        writes.push(
+          progress === undefined ? write : write.then(() => progress({ type: 'progress', bytes: (stored += view.byteLength), totalBytes: ipc.byteLength })),
+        );
       }
       await Promise.all(writes);
       const meta = `${base}m`;
       await Promise.all([
-        this.#send(['HSET', meta, 'bytes', String(ipc.byteLength), 'chunks', String(chunks), 'rows', String(known.totalRows), 'chunk', String(this.chunkBytes)]),
+        this.#send([
+          'HSET',
+          meta,
+          'bytes',
+          String(ipc.byteLength),
+          'chunks',
+          String(chunks),
+          'rows',
+          String(known.totalRows),
+          'chunk',
+          String(this.chunkBytes),
+        ]),
         this.#send(['PEXPIRE', meta, String(ttlMs)]),
       ]);
     } finally {
@@ -491,7 +505,12 @@ export class RedisStore implements BodyStore {
   }
 
   #full(needed: number, used: number): S2SPError {
-    return new S2SPError('S2SP_ERR_CACHE_FULL', { problem: 'budget', neededBytes: needed, freeBytes: Math.max(0, this.maxBytes - used), maxBytes: this.maxBytes });
+    return new S2SPError('S2SP_ERR_CACHE_FULL', {
+      problem: 'budget',
+      neededBytes: needed,
+      freeBytes: Math.max(0, this.maxBytes - used),
+      maxBytes: this.maxBytes,
+    });
   }
 
   #bodyBase(id: string): string {

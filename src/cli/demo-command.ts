@@ -85,7 +85,10 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
   try {
     const agentToResource = new S2SPClient(resource, dispatcher);
     const agentToConsumer = new S2SPClient(consumer, dispatcher);
-    for (const [label, client] of [['resource', resource], ['consumer', consumer]] as const) {
+    for (const [label, client] of [
+      ['resource', resource],
+      ['consumer', consumer],
+    ] as const) {
       const { tools } = await client.listTools();
       for (const tool of tools) {
         const params = Object.keys((tool.inputSchema as { properties?: object }).properties ?? {});
@@ -118,7 +121,8 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
     const summary = await agentToConsumer.callTool({ name: SUMMARIZE_TOOL, arguments: summarizeArgs });
     const seenSummary = resultText(summary);
     const parsed = JSON.parse(seenSummary) as { row_count: number; columns: Record<string, Row>; transfer: { source: string; bytes: number } };
-    const how = parsed.transfer.source === 'resource_url' ? 'over the data plane (HTTP, resource server -> consumer)' : 'by the agent SDK (body_data, past the LLM)';
+    const how =
+      parsed.transfer.source === 'resource_url' ? 'over the data plane (HTTP, resource server -> consumer)' : 'by the agent SDK (body_data, past the LLM)';
     print(`    the consumer merged ${parsed.row_count} rows x ${Object.keys(parsed.columns).length} columns`);
     print(`    body bytes moved ${how}: ${parsed.transfer.bytes.toLocaleString('en-US')}`);
     for (const name of ['mag', 'depth', 'sig']) {
@@ -160,11 +164,15 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
     print(`    rows: abstract rows as objects, the chosen rows passed back as abstract_data (the reference's shape)`);
     print(
       `    columns: column names once and one array per row; passed back as abstract_data: ${
-        flags.mode === 'async' ? 'the chosen _row_ids (the cached body has every column)' : 'the header and the chosen arrays (a sync body lacks the abstract columns)'
+        flags.mode === 'async'
+          ? 'the chosen _row_ids (the cached body has every column)'
+          : 'the header and the chosen arrays (a sync body lacks the abstract columns)'
       }`,
     );
     print('    (the chart image is for people and not counted; it is the same with or without S2SP)');
-    print(`    with abstract_format=${format} (this run) the LLM read ${share(tokens[format])} of the plain-MCP tokens, ${(tokens.plain / tokens[format]).toFixed(1)}x fewer`);
+    print(
+      `    with abstract_format=${format} (this run) the LLM read ${share(tokens[format])} of the plain-MCP tokens, ${(tokens.plain / tokens[format]).toFixed(1)}x fewer`,
+    );
     return {
       mode: flags.mode,
       abstractFormat: format,
@@ -207,12 +215,7 @@ function rowsOfAbstract(abstract: Row[] | unknown[][]): Row[] {
  * body holds every column, abstract ones too. A sync body holds the body
  * columns only (SPEC 2.1), so there the abstract values must travel along.
  */
-function summarizeArgsFor(
-  format: AbstractFormat,
-  mode: DemoFlags['mode'],
-  selected: readonly Row[],
-  resourceUrl: string,
-): Record<string, string> {
+function summarizeArgsFor(format: AbstractFormat, mode: DemoFlags['mode'], selected: readonly Row[], resourceUrl: string): Record<string, string> {
   let abstractData: unknown = selected;
   if (format === AbstractFormat.columns) {
     const header = Object.keys(selected[0] ?? { [ROW_ID]: 0 });

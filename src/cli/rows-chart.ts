@@ -133,9 +133,7 @@ export function chartSpecFromRows(rows: readonly Row[], options: ChartSpecOption
       encoding: {
         longitude: { field: 'lon', type: 'quantitative' },
         latitude: { field: 'lat', type: 'quantitative' },
-        ...(measure === undefined
-          ? {}
-          : { size: { field: 'value', type: 'quantitative', title: measure, scale: { zero: false, range: [15, 220] } } }),
+        ...(measure === undefined ? {} : { size: { field: 'value', type: 'quantitative', title: measure, scale: { zero: false, range: [15, 220] } } }),
         ...(color === undefined ? {} : { color: { field: 'color', type: 'quantitative', title: color, scale: { scheme: 'viridis' } } }),
       },
     });

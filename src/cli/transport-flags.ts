@@ -31,10 +31,7 @@ export interface TransportFlags {
 export const DEFAULT_HTTP_PORT = 3000;
 
 /** The S2SPServer options the transport flags set: where it listens and what it advertises. */
-export function listenOptions(
-  name: string,
-  flags: TransportFlags,
-): Pick<S2SPServerOptions, 'name' | 'version' | 'http' | 'mcp'> {
+export function listenOptions(name: string, flags: TransportFlags): Pick<S2SPServerOptions, 'name' | 'version' | 'http' | 'mcp'> {
   return {
     name,
     version: '0.1.0',
@@ -60,12 +57,7 @@ export async function metricsRegistryFor(flags: TransportFlags): Promise<Registr
  * Starts `server` on the transport the flags name and logs where.
  * @param dataPlane whether the server needs a data plane (resource tools do; over stdio a consumer does not)
  */
-export async function listenForTransport(
-  server: S2SPServer,
-  flags: TransportFlags,
-  log: (line: string) => void,
-  dataPlane: boolean,
-): Promise<void> {
+export async function listenForTransport(server: S2SPServer, flags: TransportFlags, log: (line: string) => void, dataPlane: boolean): Promise<void> {
   const metrics = flags.metrics !== false;
   if (flags.transport === 'http') {
     const url = await server.listen({ mcpPath: '/mcp' });
@@ -80,4 +72,3 @@ export async function listenForTransport(
   if (metrics) parts.push(`metrics at ${url}/metrics`);
   log(`s2sp: ${parts.join(', ')}`);
 }
-

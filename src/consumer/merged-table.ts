@@ -52,8 +52,7 @@ export function mergedTable(rows: readonly Row[], body: Table, bodyRows: readonl
   );
   const gathered = takeRows(projectColumns(body, [...kept]), positions);
   const childOf = new Map<string, { field: Field; data: Data }>();
-  const addFrom = (schema: Schema, children: readonly Data[]) =>
-    schema.fields.forEach((field, c) => childOf.set(field.name, { field, data: children[c] }));
+  const addFrom = (schema: Schema, children: readonly Data[]) => schema.fields.forEach((field, c) => childOf.set(field.name, { field, data: children[c] }));
   addFrom(gathered.schema, gathered.data.children);
   // The inferred table's _row_id (the merged rows' ids, in their order) wins over the gathered one: the same values.
   addFrom(inferred.schema, inferred.batches[0].data.children);

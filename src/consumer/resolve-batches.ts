@@ -103,7 +103,11 @@ export async function resolveConsumerBatches(args: ConsumerArgs, options: Resolv
     const all = parseBodyData(bodyData);
     const wanted = abstract === '*' ? undefined : new Set(abstract.map((row) => row[ROW_ID]));
     const chosen = wanted === undefined ? all : all.filter((row) => wanted.has(row[ROW_ID]));
-    return fromRows(mapped, chosen.map((row) => applyColumnMapping(row, mapping)), 'body_data');
+    return fromRows(
+      mapped,
+      chosen.map((row) => applyColumnMapping(row, mapping)),
+      'body_data',
+    );
   }
   if (abstract === '*') {
     throw new S2SPError('S2SP_ERR_CONSUMER_ARG_INVALID', { problem: 'starWithoutBody' });

@@ -32,10 +32,7 @@ import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, ty
 export type TableResult = readonly Record<string, unknown>[] | Table | RecordBatchSource;
 
 /** A resource tool handler: the tool's own arguments (parsed by its zod 3 or zod 4 shape) in, a table out. */
-export type ResourceToolHandler<Shape extends ZodRawShapeCompat> = (
-  args: ShapeOutput<Shape>,
-  extra: ToolExtra,
-) => TableResult | Promise<TableResult>;
+export type ResourceToolHandler<Shape extends ZodRawShapeCompat> = (args: ShapeOutput<Shape>, extra: ToolExtra) => TableResult | Promise<TableResult>;
 
 /** Tool metadata, as `McpServer.registerTool` takes it. */
 export interface ToolConfig<Shape extends ZodRawShapeCompat> {
@@ -122,7 +119,12 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat, Host exten
   const limit = integerOption(context.abstractRowLimit, 'abstractRowLimit', 1) ?? DEFAULT_ABSTRACT_ROW_LIMIT;
   const description = withLifetime(config.description, context.ttlMs ?? context.store.ttlMs);
   const callback = async (args: Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult> => {
-    const { abstract_domains: domainsText, mode, abstract_format: format, ...toolArgs } = args as {
+    const {
+      abstract_domains: domainsText,
+      mode,
+      abstract_format: format,
+      ...toolArgs
+    } = args as {
       abstract_domains?: string;
       mode?: 'async' | 'sync';
       abstract_format?: AbstractFormat;

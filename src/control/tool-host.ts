@@ -77,7 +77,6 @@ export interface ToolCall {
 /** The `_meta` key naming a request's protocol revision (2026-07-28). */
 const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 
-
 /** The {@link ToolCall} of a handler's `extra`, on either SDK line. */
 export function toolCallOf(extra: ToolExtra | undefined): ToolCall {
   if (extra !== undefined && 'mcpReq' in extra) {

@@ -107,9 +107,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     // that arrives encoded (%41...) is not how any resource_url was issued.
     if (!isWellFormedToken(token) || !rawPath(request.url).endsWith(`/${token}`)) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     const lease = await store.lease(token);
-    const settlement = settleLease(reply, lease, (error) =>
-      request.log.warn({ err: error }, 'could not settle a lease; it ends with its timeout'),
-    );
+    const settlement = settleLease(reply, lease, (error) => request.log.warn({ err: error }, 'could not settle a lease; it ends with its timeout'));
     try {
       const fetch = resolveFetch(fetchRequest, lease.body.table);
       const encoding = format.kind === 'json' ? negotiateEncoding(request.headers['accept-encoding']) : undefined;

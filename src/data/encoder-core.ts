@@ -110,7 +110,8 @@ export class EncoderCore {
     const { workers, compressedCache } = options;
     if (typeof workers !== 'object') integerOption(workers, 'workers', 0);
     this.#pool = workers === 0 ? undefined : typeof workers === 'object' ? workers : createEncoderPool({ threads: workers });
-    this.#cache = compressedCache === 0 ? undefined : typeof compressedCache === 'object' ? compressedCache : new CompressedBatchCache({ maxBytes: compressedCache });
+    this.#cache =
+      compressedCache === 0 ? undefined : typeof compressedCache === 'object' ? compressedCache : new CompressedBatchCache({ maxBytes: compressedCache });
   }
 
   /**
@@ -341,7 +342,11 @@ async function cachedCompressedParts(plan: ChunkPlan, { codec, first, end }: Sto
   for (let k = first; k < end; k++) {
     const chunk = { start: starts[k], end: starts[k + 1] };
     const compress = (missing: readonly number[]) => compressColumns(plan, k, chunk, missing);
-    messages.push(plan.compressedCache!.columns(plan.body, codec, k, indices, compress).then((columns) => compressedColumnsMessage(chunk.end - chunk.start, columns, codec)));
+    messages.push(
+      plan
+        .compressedCache!.columns(plan.body, codec, k, indices, compress)
+        .then((columns) => compressedColumnsMessage(chunk.end - chunk.start, columns, codec)),
+    );
   }
   return (await Promise.all(messages)).flat();
 }
@@ -354,7 +359,10 @@ async function cachedCompressedParts(plan: ChunkPlan, { codec, first, end }: Sto
  */
 async function compressColumns(plan: ChunkPlan, k: number, chunk: RowChunk, fields: readonly number[]): Promise<CompressedColumn[]> {
   const body = plan.body.table;
-  const projection = selectionPlanOf(body, fields.map((i) => body.schema.fields[i].name));
+  const projection = selectionPlanOf(
+    body,
+    fields.map((i) => body.schema.fields[i].name),
+  );
   const names = projection.fields.map((f) => f.name);
   const projected = projectColumns(body, names);
   // Not cancelled with the transfer that started it: other transfers of the body may be waiting on
@@ -363,7 +371,10 @@ async function compressColumns(plan: ChunkPlan, k: number, chunk: RowChunk, fiel
   const parts = await encodeAnywhere({ ...plan, signal: undefined }, chunk, projected, names);
   // A worker's answer is already one buffer (transferred): keep it, do not copy it.
   const message = parts.length === 1 ? parts[0] : concatParts(parts);
-  const columns = splitCompressedColumns(message, projection.indices.map((i) => body.batches[k].getChildAt(i)!));
+  const columns = splitCompressedColumns(
+    message,
+    projection.indices.map((i) => body.batches[k].getChildAt(i)!),
+  );
   return fields.map((field) => columns[projection.indices.indexOf(field)]);
 }
 
@@ -378,7 +389,12 @@ function closing(plan: ChunkPlan): Uint8Array {
   if (plan.format.kind !== 'json') return END_OF_STREAM;
   let rows = 0;
   for (const chunk of plan.chunks) rows += chunkLength(chunk);
-  return Buffer.from(jsonBodyClose(rows, plan.table.schema.fields.map((f) => f.name)));
+  return Buffer.from(
+    jsonBodyClose(
+      rows,
+      plan.table.schema.fields.map((f) => f.name),
+    ),
+  );
 }
 
 /** Parts at least this large are written as they are (views of the cache: no copy). */

@@ -63,16 +63,19 @@ export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError
   };
   let sending = false;
   let settled = false;
-  const renewal = setInterval(() => {
-    lease.renew().then(
-      (held) => {
-        if (held || settled) return;
-        abort();
-        res.destroy(new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND')); // the lease on this token was lost
-      },
-      () => {}, // unreachable store: keep going; nobody else can take the lease meanwhile either
-    );
-  }, Math.max(10, lease.timeoutMs / 3));
+  const renewal = setInterval(
+    () => {
+      lease.renew().then(
+        (held) => {
+          if (held || settled) return;
+          abort();
+          res.destroy(new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND')); // the lease on this token was lost
+        },
+        () => {}, // unreachable store: keep going; nobody else can take the lease meanwhile either
+      );
+    },
+    Math.max(10, lease.timeoutMs / 3),
+  );
   renewal.unref();
   const stopWatching = () => {
     settled = true;

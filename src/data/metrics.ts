@@ -102,7 +102,11 @@ export class DataPlaneMetrics {
     gauge('s2sp_cache_bodies', 'Distinct bodies cached (several tokens may share one; store-wide for a shared store).', (s) => s.stats.bodies ?? 0);
     gauge('s2sp_cache_bytes', 'Bytes of cached bodies against the budget (store-wide for a shared store).', (s) => s.stats.bytes);
     gauge('s2sp_cache_max_bytes', 'The byte budget of the store.', (s) => s.stats.maxBytes);
-    gauge('s2sp_cache_local_bytes', "Bytes of bodies this process holds in memory (a shared store's local copies).", (s) => s.stats.localBytes ?? s.stats.bytes);
+    gauge(
+      's2sp_cache_local_bytes',
+      "Bytes of bodies this process holds in memory (a shared store's local copies).",
+      (s) => s.stats.localBytes ?? s.stats.bytes,
+    );
     gauge('s2sp_store_up', '1 when the last read of the store stats succeeded, 0 when the store could not be reached.', (s) => (s.up ? 1 : 0));
   }
 

@@ -7,7 +7,6 @@
 import { S2SPError, type ErrorParams } from '../errors.js';
 import { ARROW_STREAM_TYPE, IPC_CODECS, JSON_TYPE, arrowStreamType, isIpcCodec, parseCodecsParam, type IpcCodec } from '../protocol/media-types.js';
 
-
 /** What a response will be. */
 export interface ResponseFormat {
   readonly kind: 'json' | 'arrow';

@@ -87,11 +87,7 @@ export interface StreamedIpcOptions {
  * @throws S2SPError `S2SP_ERR_TABLE_TOO_LARGE` past `maxByteLength` (as capped by
  *   {@link MAX_STREAMED_BODY_BYTES}); whatever `claim` (asked first) or the batches throw
  */
-export async function sharedIpcFromBatches(
-  schema: Schema,
-  batches: AsyncIterable<RecordBatch>,
-  options: StreamedIpcOptions,
-): Promise<Uint8Array> {
+export async function sharedIpcFromBatches(schema: Schema, batches: AsyncIterable<RecordBatch>, options: StreamedIpcOptions): Promise<Uint8Array> {
   const max = Math.min(options.maxByteLength, MAX_STREAMED_BODY_BYTES);
   const shared = new GrowableShared(0, { maxByteLength: max });
   let at = 0;

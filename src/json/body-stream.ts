@@ -197,7 +197,7 @@ export class JsonBodyStream {
     if (this.#at === At.Start || this.#at === At.NotOurs) this.#kept.push(chunk);
     const n = chunk.length;
     this.#partFrom = 0;
-    for (let i = 0; i < n; ) i = this.#step(chunk, i);
+    for (let i = 0; i < n;) i = this.#step(chunk, i);
     // A key or root value goes on in the next chunk: keep its bytes (copied: they are few).
     if (this.#at === At.InKey || this.#at === At.InValue) this.#parts.push(Buffer.from(chunk.subarray(this.#partFrom)));
     if (this.#runActive) {

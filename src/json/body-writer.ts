@@ -100,5 +100,8 @@ export function* jsonRowChunks(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYT
 export function* jsonBodyChunks(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTES): Generator<string> {
   yield JSON_BODY_OPEN.toString();
   yield* jsonRowChunks(table, chunkBytes);
-  yield jsonBodyClose(table.numRows, table.schema.fields.map((f) => f.name));
+  yield jsonBodyClose(
+    table.numRows,
+    table.schema.fields.map((f) => f.name),
+  );
 }

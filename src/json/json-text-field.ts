@@ -24,8 +24,5 @@ export function jsonField(name: string): Field<Utf8> {
 
 /** True when the field holds JSON text (ours, or the canonical `arrow.json` extension). */
 export function isJsonField(field: Field<DataType>): boolean {
-  return (
-    field.metadata.get(JSON_TEXT_METADATA_KEY) === JSON_TEXT_METADATA_VALUE ||
-    field.metadata.get(EXTENSION_NAME_KEY) === 'arrow.json'
-  );
+  return field.metadata.get(JSON_TEXT_METADATA_KEY) === JSON_TEXT_METADATA_VALUE || field.metadata.get(EXTENSION_NAME_KEY) === 'arrow.json';
 }

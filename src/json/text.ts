@@ -79,13 +79,27 @@ function writeJsonString(w: ByteWriter, src: Uint8Array, start: number, end: num
     }
     buf[pos++] = BACKSLASH;
     switch (b) {
-      case QUOTE: buf[pos++] = QUOTE; break;
-      case BACKSLASH: buf[pos++] = BACKSLASH; break;
-      case 0x08: buf[pos++] = 0x62; break; // \b
-      case 0x0c: buf[pos++] = 0x66; break; // \f
-      case 0x0a: buf[pos++] = 0x6e; break; // \n
-      case 0x0d: buf[pos++] = 0x72; break; // \r
-      case 0x09: buf[pos++] = 0x74; break; // \t
+      case QUOTE:
+        buf[pos++] = QUOTE;
+        break;
+      case BACKSLASH:
+        buf[pos++] = BACKSLASH;
+        break;
+      case 0x08:
+        buf[pos++] = 0x62;
+        break; // \b
+      case 0x0c:
+        buf[pos++] = 0x66;
+        break; // \f
+      case 0x0a:
+        buf[pos++] = 0x6e;
+        break; // \n
+      case 0x0d:
+        buf[pos++] = 0x72;
+        break; // \r
+      case 0x09:
+        buf[pos++] = 0x74;
+        break; // \t
       default:
         buf[pos++] = 0x75; // \u00XX
         buf[pos++] = ZERO;

@@ -34,7 +34,9 @@ function build() {
     renameSync(partial, target);
   } catch (error) {
     rmSync(partial, { force: true });
-    const detail = String(error.stderr ?? error.message).trim().split('\n')[0];
+    const detail = String(error.stderr ?? error.message)
+      .trim()
+      .split('\n')[0];
     return say(`the float-text addon did not build with ${compiler} (${detail}): floats are formatted in JavaScript`);
   }
 }

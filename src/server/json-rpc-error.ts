@@ -16,4 +16,3 @@ const JSON_RPC_CODES: Partial<Record<ErrorCode, number>> = {
 export function jsonRpcErrorOf(error: S2SPError): { jsonrpc: '2.0'; error: { code: number; message: string; data: { code: ErrorCode } }; id: null } {
   return { jsonrpc: '2.0', error: { code: JSON_RPC_CODES[error.code] ?? -32000, message: error.message, data: { code: error.code } }, id: null };
 }
-

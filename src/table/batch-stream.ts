@@ -128,7 +128,9 @@ export async function tableFromBatchStream(stream: BatchStream): Promise<Table> 
 
 function checkBatch(value: unknown, index: number): asserts value is RecordBatch {
   const v = value as { schema?: unknown; data?: unknown; numRows?: unknown } | null;
-  const ok = value instanceof RecordBatch || (typeof v === 'object' && v !== null && typeof v.numRows === 'number' && typeof v.schema === 'object' && typeof v.data === 'object');
+  const ok =
+    value instanceof RecordBatch ||
+    (typeof v === 'object' && v !== null && typeof v.numRows === 'number' && typeof v.schema === 'object' && typeof v.data === 'object');
   if (!ok) throw new S2SPError('S2SP_ERR_TABLE_INVALID', { problem: 'notRecordBatch', index });
 }
 

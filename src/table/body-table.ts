@@ -69,8 +69,17 @@ export function checkPositional(table: Table, at: number, start = 0): void {
 /** Integer or float columns (a table read from JSON often holds ids as doubles); Float16 is left out: its values are raw bits. */
 function isNumberType(typeId: Type): boolean {
   return (
-    typeId === Type.Int || typeId === Type.Int8 || typeId === Type.Int16 || typeId === Type.Int32 || typeId === Type.Int64 ||
-    typeId === Type.Uint8 || typeId === Type.Uint16 || typeId === Type.Uint32 || typeId === Type.Uint64 ||
-    typeId === Type.Float || typeId === Type.Float32 || typeId === Type.Float64
+    typeId === Type.Int ||
+    typeId === Type.Int8 ||
+    typeId === Type.Int16 ||
+    typeId === Type.Int32 ||
+    typeId === Type.Int64 ||
+    typeId === Type.Uint8 ||
+    typeId === Type.Uint16 ||
+    typeId === Type.Uint32 ||
+    typeId === Type.Uint64 ||
+    typeId === Type.Float ||
+    typeId === Type.Float32 ||
+    typeId === Type.Float64
   );
 }

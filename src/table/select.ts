@@ -40,7 +40,10 @@ export function projectColumns(table: Table, columns: readonly string[] | undefi
   if (columns === undefined || columns.length === 0) return table;
   const names = [ROW_ID, ...new Set(columns.filter((c) => c !== ROW_ID))];
   const indices = names.map((name) => table.schema.fields.findIndex((f) => f.name === name));
-  const schema = new Schema(indices.map((i) => table.schema.fields[i]), table.schema.metadata);
+  const schema = new Schema(
+    indices.map((i) => table.schema.fields[i]),
+    table.schema.metadata,
+  );
   const batches = table.batches.map((batch) => {
     const children = indices.map((i) => batch.data.children[i]);
     return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: batch.numRows, nullCount: 0, children }));

@@ -69,8 +69,7 @@ function newPlan(body: Table, columns: readonly string[] | undefined): Selection
   const jsonKeys = fields.map((f, c) => encoder.encode((c === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
   const columnsByBatch: Array<readonly Data[] | undefined> = [];
   const writersByBatch: Array<readonly JsonWriter[] | undefined> = [];
-  const columnsOf = (b: number): readonly Data[] =>
-    (columnsByBatch[b] ??= indices.map((i) => body.batches[b].data.children[i]));
+  const columnsOf = (b: number): readonly Data[] => (columnsByBatch[b] ??= indices.map((i) => body.batches[b].data.children[i]));
   return {
     body,
     fields,

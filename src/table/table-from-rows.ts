@@ -7,22 +7,7 @@
  * This skips arrow-js's generic builders, which dominate `tableFromJSON`'s
  * time on wide string columns.
  */
-import {
-  Bool,
-  Field,
-  Float64,
-  Int32,
-  Int64,
-  Null,
-  Uint64,
-  RecordBatch,
-  Schema,
-  Struct,
-  Table,
-  Utf8,
-  makeData,
-  type Data,
-} from 'apache-arrow';
+import { Bool, Field, Float64, Int32, Int64, Null, Uint64, RecordBatch, Schema, Struct, Table, Utf8, makeData, type Data } from 'apache-arrow';
 import type { DataProps } from 'apache-arrow/data';
 import { S2SPError } from '../errors.js';
 import { ColumnKind, ColumnObserver } from './column-kind.js';
@@ -247,14 +232,7 @@ function int64(
  * intermediate allocation; the buffer is sized from pass one so ASCII text
  * never grows it.
  */
-function utf8(
-  n: number,
-  name: string,
-  cell: (i: number) => unknown,
-  nullCount: number,
-  observer: ColumnObserver,
-  asJson: boolean,
-): Data<Utf8> {
+function utf8(n: number, name: string, cell: (i: number) => unknown, nullCount: number, observer: ColumnObserver, asJson: boolean): Data<Utf8> {
   const offsets = new Int32Array(n + 1);
   const validity = nullCount > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
   let buffer: Buffer = Buffer.allocUnsafe(Math.max(64, observer.textLength + 3 * observer.maxTextLength + 64));

@@ -113,12 +113,7 @@ function takeColumn(chunks: Data[], batchIndex: Int32Array, rowIndex: Int32Array
   return makeData({ ...common, data: out } as DataProps<Int>);
 }
 
-function takeVariable(
-  chunks: Data[],
-  batchIndex: Int32Array,
-  rowIndex: Int32Array,
-  common: Record<string, unknown>,
-): Data {
+function takeVariable(chunks: Data[], batchIndex: Int32Array, rowIndex: Int32Array, common: Record<string, unknown>): Data {
   const n = batchIndex.length;
   const offsets = new Int32Array(n + 1);
   for (let i = 0; i < n; i++) {

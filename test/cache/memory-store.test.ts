@@ -21,7 +21,11 @@ const tableBytes = sharedIpcFromTable(table).byteLength;
 type Evicted = string[];
 
 /** A store closed after the test, with the tokens that left it recorded (consumed, expired, revoked). */
-function storeFor(t: { after(fn: () => Promise<void>): void }, options: MemoryStoreOptions = {}, store = new MemoryStore(options)): { store: MemoryStore; evicted: Evicted } {
+function storeFor(
+  t: { after(fn: () => Promise<void>): void },
+  options: MemoryStoreOptions = {},
+  store = new MemoryStore(options),
+): { store: MemoryStore; evicted: Evicted } {
   const evicted: Evicted = [];
   store.observe((event) => {
     if (event.type === 'consumed' || event.type === 'expired' || event.type === 'revoked') evicted.push(event.type);
@@ -225,9 +229,7 @@ test('a pending TTL timer does not keep the process alive', async () => {
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
   const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-    child.on('exit', (c, s) => resolve([c, s])),
-  );
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])));
   clearTimeout(killer);
   assert.equal(signal, null, `the child had to be killed: ${output}`);
   assert.equal(code, 0, output);

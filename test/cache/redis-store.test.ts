@@ -103,7 +103,10 @@ test('Redis holds no token, only its SHA-256, and a body sits in chunks under on
     const type = await client.type(key);
     if (type === 'string') assert.ok(!(await client.get(key))!.includes(token), `value of ${key} holds the token`);
   }
-  assert.ok(keys.some((k) => k.includes(tokenHashOf(token))), 'the token hash names its keys');
+  assert.ok(
+    keys.some((k) => k.includes(tokenHashOf(token))),
+    'the token hash names its keys',
+  );
   const chunks = keys.filter((k) => /:c:\d+$/.test(k));
   assert.equal(chunks.length, Math.ceil(bodyBytesOf(table) / 1024));
   const tags = new Set(keys.filter((k) => k.startsWith('{layout:b:')).map((k) => k.slice(0, k.indexOf('}') + 1)));
@@ -226,33 +229,40 @@ test('Redis down: S2SP_ERR_STORE_UNAVAILABLE at once, nothing crashes, and the s
   assert.ok(errors.length > 0, 'connection errors reached the observers');
 });
 
-test('a Redis that stops answering with its connection open (SIGSTOP): every call is S2SP_ERR_STORE_UNAVAILABLE within its deadline, and works after SIGCONT', { skip }, async (t) => {
-  const { redis: own, store, deadlineMs } = await stallingRedis(t);
-  const { token } = await store.put(sampleTable(25));
-  own.pause();
-  t.after(() => own.resume());
-  // Several calls at once: those queued behind the first stuck command end with it, not after it.
-  const started = Date.now();
-  const calls = { put: store.put(sampleTable(26)), lease: store.lease(token), has: store.has(token), stats: store.stats() };
-  for (const [name, call] of Object.entries(calls)) {
-    assert.equal(await codeOf(call), 'S2SP_ERR_STORE_UNAVAILABLE', name);
-    assert.ok(Date.now() - started < 3 * deadlineMs, `${name} answered after ${Date.now() - started} ms, past 3x the ${deadlineMs} ms deadline`);
-  }
-  // Later calls, while Redis still answers nothing, fail as fast.
-  for (const [name, call] of [['put', () => store.put(sampleTable(27))], ['stats', () => store.stats()]] as const) {
-    const at = Date.now();
-    assert.equal(await codeOf(call()), 'S2SP_ERR_STORE_UNAVAILABLE', `${name} again`);
-    assert.ok(Date.now() - at < 3 * deadlineMs, `${name} again answered after ${Date.now() - at} ms`);
-  }
-  own.resume();
-  await eventually(async () => (await codeOf(store.stats())) === undefined, 10_000, 'answering again after SIGCONT');
-  const fresh = await store.put(sampleTable(26));
-  const lease = await store.lease(fresh.token);
-  assert.deepEqual(rowsFromTable(lease.body.table), rowsFromTable(sampleTable(26)));
-  assert.equal(await lease.commit(), true);
-  // The first token was never consumed: its lease (if the stuck one ran after all) ends with its timeout.
-  assert.equal(await store.has(token), true);
-});
+test(
+  'a Redis that stops answering with its connection open (SIGSTOP): every call is S2SP_ERR_STORE_UNAVAILABLE within its deadline, and works after SIGCONT',
+  { skip },
+  async (t) => {
+    const { redis: own, store, deadlineMs } = await stallingRedis(t);
+    const { token } = await store.put(sampleTable(25));
+    own.pause();
+    t.after(() => own.resume());
+    // Several calls at once: those queued behind the first stuck command end with it, not after it.
+    const started = Date.now();
+    const calls = { put: store.put(sampleTable(26)), lease: store.lease(token), has: store.has(token), stats: store.stats() };
+    for (const [name, call] of Object.entries(calls)) {
+      assert.equal(await codeOf(call), 'S2SP_ERR_STORE_UNAVAILABLE', name);
+      assert.ok(Date.now() - started < 3 * deadlineMs, `${name} answered after ${Date.now() - started} ms, past 3x the ${deadlineMs} ms deadline`);
+    }
+    // Later calls, while Redis still answers nothing, fail as fast.
+    for (const [name, call] of [
+      ['put', () => store.put(sampleTable(27))],
+      ['stats', () => store.stats()],
+    ] as const) {
+      const at = Date.now();
+      assert.equal(await codeOf(call()), 'S2SP_ERR_STORE_UNAVAILABLE', `${name} again`);
+      assert.ok(Date.now() - at < 3 * deadlineMs, `${name} again answered after ${Date.now() - at} ms`);
+    }
+    own.resume();
+    await eventually(async () => (await codeOf(store.stats())) === undefined, 10_000, 'answering again after SIGCONT');
+    const fresh = await store.put(sampleTable(26));
+    const lease = await store.lease(fresh.token);
+    assert.deepEqual(rowsFromTable(lease.body.table), rowsFromTable(sampleTable(26)));
+    assert.equal(await lease.commit(), true);
+    // The first token was never consumed: its lease (if the stuck one ran after all) ends with its timeout.
+    assert.equal(await store.has(token), true);
+  },
+);
 
 test('a replica started while Redis is down works once Redis is up', { skip }, async (t) => {
   const own = await startRedisServer();

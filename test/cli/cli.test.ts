@@ -18,8 +18,6 @@ import { expectConsumed } from '../support/expect-consumed.js';
 import { decodePng } from '../support/png.js';
 import { fileOf, patchFirstBatch } from '../support/corrupt-ipc.js';
 
-
-
 interface Envelope {
   total_rows: number;
   columns: string[];
@@ -65,8 +63,17 @@ test('serve over stdio: read_table lists S2SP params; the resource_url answers o
   assert.equal(ok.status, 200);
   const body = (await ok.json()) as { body: Array<{ _row_id: number; mag: number }>; total_rows: number; columns_returned: string[] };
   assert.deepEqual(Object.keys(body), ['body', 'total_rows', 'columns_returned']);
-  assert.deepEqual(body.body.map((row) => Object.keys(row)), [['_row_id', 'mag'], ['_row_id', 'mag']]);
-  assert.deepEqual(body.body.map((row) => row._row_id), [0, 2]);
+  assert.deepEqual(
+    body.body.map((row) => Object.keys(row)),
+    [
+      ['_row_id', 'mag'],
+      ['_row_id', 'mag'],
+    ],
+  );
+  assert.deepEqual(
+    body.body.map((row) => row._row_id),
+    [0, 2],
+  );
   assert.equal(body.body[0].mag, envelope.abstract[0].mag);
   assert.equal(body.total_rows, 2);
   assert.deepEqual(body.columns_returned, ['_row_id', 'mag']);
@@ -80,7 +87,10 @@ test('serve over Streamable HTTP: MCP at /mcp and the data plane on one port', a
   await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl)));
   t.after(() => client.close());
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((tool) => tool.name), ['read_table']);
+  assert.deepEqual(
+    tools.map((tool) => tool.name),
+    ['read_table'],
+  );
   const envelope = envelopeOf((await client.callTool({ name: 'read_table', arguments: { abstract_domains: '["mag"]' } })) as CallToolResult);
   assert.equal(new URL(envelope.resource_url).origin, new URL(mcpUrl).origin);
   const response = await post(envelope.resource_url, '');
@@ -89,7 +99,11 @@ test('serve over Streamable HTTP: MCP at /mcp and the data plane on one port', a
 });
 
 // Each run prints both formats' tokens; the runs drive the agent through each way of passing abstract_data.
-for (const [mode, format] of [['async', 'columns'], ['sync', 'columns'], ['sync', 'rows']] as const) {
+for (const [mode, format] of [
+  ['async', 'columns'],
+  ['sync', 'columns'],
+  ['sync', 'rows'],
+] as const) {
   test(`demo --mode ${mode} --abstract-format ${format} runs the pipeline and reports tokens`, async () => {
     const chart = join(mkdtempSync(join(tmpdir(), 's2sp-demo-')), 'chart.png');
     const { code, stdout, stderr } = await runCli(['demo', '--mode', mode, '--abstract-format', format, '--chart', chart]);
@@ -115,15 +129,27 @@ for (const [mode, format] of [['async', 'columns'], ['sync', 'columns'], ['sync'
 test('serve reads a JSON file given as FILE', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 's2sp-cli-'));
   const file = join(dir, 'rows.json');
-  writeFileSync(file, JSON.stringify([{ a: 1, b: 'x' }, { a: 2, b: 'y' }]));
+  writeFileSync(
+    file,
+    JSON.stringify([
+      { a: 1, b: 'x' },
+      { a: 2, b: 'y' },
+    ]),
+  );
   const client = new Client({ name: 'cli-test', version: '0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', file, '--tool', 'rows'], stderr: 'ignore' }));
   t.after(() => client.close());
   const envelope = envelopeOf((await client.callTool({ name: 'rows', arguments: { abstract_domains: 'a', mode: 'sync' } })) as CallToolResult);
-  assert.deepEqual(envelope.abstract, [{ _row_id: 0, a: 1 }, { _row_id: 1, a: 2 }]);
+  assert.deepEqual(envelope.abstract, [
+    { _row_id: 0, a: 1 },
+    { _row_id: 1, a: 2 },
+  ]);
   // Plain MCP (no abstract_domains): the rows themselves, no _row_id (SPEC 2.1).
   const plain = (await client.callTool({ name: 'rows', arguments: {} })) as CallToolResult;
-  assert.deepEqual(JSON.parse((plain.content[0] as { text: string }).text), [{ a: 1, b: 'x' }, { a: 2, b: 'y' }]);
+  assert.deepEqual(JSON.parse((plain.content[0] as { text: string }).text), [
+    { a: 1, b: 'x' },
+    { a: 2, b: 'y' },
+  ]);
 });
 
 test('serve file.json keeps int64 digits beyond 2^53 and whole floats as floats, in the abstract and the body', async (t) => {
@@ -178,7 +204,10 @@ test('s2sp serve: an Arrow file whose batch claims 1,000,000,000 rows over buffe
   const rows = 4242;
   const table = new Table({
     n: vectorFromArray(Int32Array.from({ length: rows }, (_, i) => i)),
-    s: vectorFromArray(Array.from({ length: rows }, (_, i) => `v${i}`), new Utf8()),
+    s: vectorFromArray(
+      Array.from({ length: rows }, (_, i) => `v${i}`),
+      new Utf8(),
+    ),
   });
   const file = join(dir, 'lying.arrow');
   writeFileSync(file, fileOf(patchFirstBatch(tableToIPC(table, 'stream'), { length: 1_000_000_000, nodeLength: 1_000_000_000 })));

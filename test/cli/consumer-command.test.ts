@@ -39,16 +39,29 @@ test('summarize_rows answers the statistics, then a PNG chart of the merged rows
 });
 
 test('rows with nothing numeric get the statistics only', async (t) => {
-  const result = await summarize(t, [{ name: 'a', tag: 'x' }, { name: 'b', tag: 'y' }], '[0,1]');
+  const result = await summarize(
+    t,
+    [
+      { name: 'a', tag: 'x' },
+      { name: 'b', tag: 'y' },
+    ],
+    '[0,1]',
+  );
   assert.notEqual(result.isError, true);
-  assert.deepEqual(result.content.map((c) => c.type), ['text']);
+  assert.deepEqual(
+    result.content.map((c) => c.type),
+    ['text'],
+  );
 });
 
 test('a column named constructor (Vega logged "Operator not defined: undefined" and drew an empty histogram) is left out, and the answer says so', async (t) => {
   const rows = Array.from({ length: 30 }, (_, i) => ({ name: `r${i}`, constructor: i * 1.5, toString: i, price: (i % 7) + 0.5 }));
   const result = await summarize(t, rows, '*');
   assert.notEqual(result.isError, true);
-  assert.deepEqual(result.content.map((c) => c.type), ['text', 'image', 'text']);
+  assert.deepEqual(
+    result.content.map((c) => c.type),
+    ['text', 'image', 'text'],
+  );
   const note = (result.content[2] as { text: string }).text;
   assert.match(note, /"constructor"/);
   assert.match(note, /"toString"/);

@@ -9,8 +9,6 @@ import { request } from 'node:http';
 import { isWildcardHost } from '../../src/server/s2sp-server.js';
 import { runCli, startCliServer } from '../support/cli-process.js';
 
-
-
 for (const host of ['0.0.0.0', '::']) {
   test(`serve --host ${host} without --public-url refuses to start and says to pass --public-url`, async () => {
     const { code, stderr } = await runCli(['serve', '--transport', 'http', '--host', host, '--port', '0'], { timeoutMs: 30_000 });
@@ -48,7 +46,14 @@ test('consumer --mcp-allowed-host and --mcp-body-limit reach the server', async 
     new Promise<{ status: number; body: string }>((resolve, reject) => {
       const url = new URL(mcpUrl);
       const req = request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false, headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          agent: false,
+          headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        },
         (res) => {
           let text = '';
           res.on('data', (d) => (text += d));
@@ -68,7 +73,11 @@ test('consumer --mcp-allowed-host and --mcp-body-limit reach the server', async 
 });
 
 test('invalid HTTP flag values are usage errors', async () => {
-  for (const args of [['--request-timeout-ms', '-5'], ['--mcp-body-limit', '0'], ['--idle-timeout-ms', 'soon']]) {
+  for (const args of [
+    ['--request-timeout-ms', '-5'],
+    ['--mcp-body-limit', '0'],
+    ['--idle-timeout-ms', 'soon'],
+  ]) {
     const { code, stderr } = await runCli(['consumer', '--transport', 'http', '--port', '0', ...args], { timeoutMs: 30_000 });
     assert.equal(code, 2, `${args.join(' ')}: ${stderr}`);
     assert.match(stderr, new RegExp(args[0]));

@@ -60,7 +60,10 @@ test('the MCP Inspector CLI lists and calls read_table over Streamable HTTP; its
   assert.match(mcpUrl, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   checkToolList(answer(await inspector([mcpUrl, '--transport', 'http', '--method', 'tools/list'])));
   const envelope = envelopeOf(answer(await inspector([mcpUrl, '--transport', 'http', ...CALL])));
-  assert.deepEqual(envelope.abstract.slice(0, 2), [['_row_id', 'mag', 'place'], [0, 2, '4km W of Castaic, CA']]);
+  assert.deepEqual(envelope.abstract.slice(0, 2), [
+    ['_row_id', 'mag', 'place'],
+    [0, 2, '4km W of Castaic, CA'],
+  ]);
   assert.ok(envelope.resource_url);
   const response = await fetch(envelope.resource_url, {
     method: 'POST',
@@ -69,6 +72,9 @@ test('the MCP Inspector CLI lists and calls read_table over Streamable HTTP; its
   });
   assert.equal(response.status, 200);
   const fetched = (await response.json()) as { body: Array<{ _row_id: number; depth: number }> };
-  assert.deepEqual(fetched.body.map((row) => row._row_id), [0]);
+  assert.deepEqual(
+    fetched.body.map((row) => row._row_id),
+    [0],
+  );
   assert.equal(typeof fetched.body[0].depth, 'number');
 });

@@ -25,7 +25,10 @@ function firstMatch(stream: Stream, pattern: RegExp, label: string): Promise<str
 }
 
 test('cli metrics: serve over HTTP answers /metrics; --no-metrics does not', { timeout: 60_000 }, async (t) => {
-  for (const [flags, on] of [[[], true], [['--no-metrics'], false]] as const) {
+  for (const [flags, on] of [
+    [[], true],
+    [['--no-metrics'], false],
+  ] as const) {
     const { child, url: base } = await startCliServer(t, ['serve', '--transport', 'http', '--port', '0', ...flags], { line: /MCP at (http:\/\/\S+)\/mcp/ });
     if (on) {
       const samples = await scrape(`${base}/metrics`);
@@ -44,7 +47,10 @@ test('cli metrics: a consumer over stdio listens for /metrics and logs where', {
   const client = new Client({ name: 'cli-metrics-test', version: '0' });
   await client.connect(transport);
   t.after(() => client.close());
-  assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name), ['summarize_rows']);
+  assert.deepEqual(
+    (await client.listTools()).tools.map((tool) => tool.name),
+    ['summarize_rows'],
+  );
   const text = await (await fetch(await where)).text();
   assert.match(text, /^# TYPE s2sp_consumer_fetch_failures_total counter$/m);
 });

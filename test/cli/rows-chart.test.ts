@@ -86,7 +86,13 @@ test('a table without coordinates gets the histogram of its first numeric column
 test('nothing numeric, nothing to chart; a mixed column is not numeric', async () => {
   assert.deepEqual(await chartRows([{ _row_id: 0, a: 'x', b: true }]), { chart: undefined, leftOut: [] });
   assert.deepEqual(await chartRows([]), { chart: undefined, leftOut: [] });
-  assert.equal(chartSpecFromRows([{ _row_id: 0, a: 1 }, { _row_id: 1, a: 'two' }]), undefined);
+  assert.equal(
+    chartSpecFromRows([
+      { _row_id: 0, a: 1 },
+      { _row_id: 1, a: 'two' },
+    ]),
+    undefined,
+  );
 });
 
 test('above CHART_MAX_ROWS 1 row in k is drawn and the title says so', () => {
@@ -105,7 +111,10 @@ test('columns named like Object.prototype members (Vega failed on them: "Operato
     return row;
   });
   const { chart, leftOut } = await chartRows(rows);
-  assert.deepEqual(leftOut, names.map((column) => ({ column, reason: 'name' })));
+  assert.deepEqual(
+    leftOut,
+    names.map((column) => ({ column, reason: 'name' })),
+  );
   assert.ok(chart, 'the other numeric column is drawn');
   assert.ok(pixelsOf(decodePng(chart.png), [0x4c, 0x78, 0xa8]) > 2000, 'histogram bars (#4c78a8)');
   assert.deepEqual(await chartRows(rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k === '_row_id' || k === 'toString')))), {
@@ -114,7 +123,7 @@ test('columns named like Object.prototype members (Vega failed on them: "Operato
   });
 });
 
-test('a column whose values span less than the smallest normal double is left out instead of hanging Vega\'s binning', { timeout: 60_000 }, async () => {
+test("a column whose values span less than the smallest normal double is left out instead of hanging Vega's binning", { timeout: 60_000 }, async () => {
   const { chart, leftOut } = await chartRows([
     { _row_id: 0, x: 0 },
     { _row_id: 1, x: 5e-324 },

@@ -150,7 +150,10 @@ test('100 concurrent fetches of one token over three replicas: exactly one compl
   const statuses = results.map((r) => r.status);
   assert.equal(statuses.filter((s) => s === 200).length, 1, JSON.stringify(statuses));
   assert.ok(results.find((r) => r.status === 200)!.complete);
-  assert.ok(statuses.every((s) => s === 200 || s === 404 || s === 409), JSON.stringify(statuses));
+  assert.ok(
+    statuses.every((s) => s === 200 || s === 404 || s === 409),
+    JSON.stringify(statuses),
+  );
   for (const r of results) if (r.status !== 200) assert.match(codeOfDocument(r), /^S2SP_ERR_TOKEN_(NOT_FOUND|IN_FLIGHT)$/);
 });
 
@@ -214,11 +217,15 @@ test('the replica streaming a transfer is killed mid-stream: after the lease tim
   // B sees the dead replica's lease until it times out, then serves the token.
   let retry: Fetched | undefined;
   const seen: number[] = [];
-  await eventually(async () => {
-    retry = await fetchOn(b, token);
-    seen.push(retry.status);
-    return retry.status !== 409;
-  }, 10_000, 'the lease timed out');
+  await eventually(
+    async () => {
+      retry = await fetchOn(b, token);
+      seen.push(retry.status);
+      return retry.status !== 409;
+    },
+    10_000,
+    'the lease timed out',
+  );
   assert.equal(seen[0], 409, `the dead replica's lease held the token at first: ${seen.join(',')}`);
   assert.equal(retry!.status, 200);
   assert.ok(Date.now() - killedAt < LEASE_TIMEOUT_S * 1000 + 5000);

@@ -19,7 +19,10 @@ describe('summarizeRows', () => {
   });
 
   test('_row_id is skipped', () => {
-    const summary = summarizeRows([{ _row_id: 0, a: 1 }, { _row_id: 1, a: 2 }]);
+    const summary = summarizeRows([
+      { _row_id: 0, a: 1 },
+      { _row_id: 1, a: 2 },
+    ]);
     assert.deepEqual(Object.keys(summary.columns), ['a']);
   });
 
@@ -53,7 +56,10 @@ describe('summarizeRows', () => {
     const top = summarizeRows(rows).columns.s.top!;
     assert.equal(top.length, 5);
     assert.deepEqual(top[0], { value: 'late', count: 2 });
-    assert.deepEqual(top.slice(1).map((t) => t.value), ['u1', 'u2', 'u3', 'u4']);
+    assert.deepEqual(
+      top.slice(1).map((t) => t.value),
+      ['u1', 'u2', 'u3', 'u4'],
+    );
   });
 
   test('boolean columns get a top list of booleans and no numeric stats', () => {
@@ -102,7 +108,11 @@ describe('summarizeRows', () => {
   });
 
   test('the same rows always give the same JSON', () => {
-    const rows = [{ a: 'x', b: 1 }, { a: 'y', b: 2 }, { a: 'x', b: null }];
+    const rows = [
+      { a: 'x', b: 1 },
+      { a: 'y', b: 2 },
+      { a: 'x', b: null },
+    ];
     assert.equal(JSON.stringify(summarizeRows(rows)), JSON.stringify(summarizeRows(rows.map((r) => ({ ...r })))));
   });
 

@@ -34,7 +34,12 @@ for (const run of RUNS) {
       timeoutMs: 240_000,
     });
     const summary = outcome.stdout.slice(outcome.stdout.lastIndexOf('=== SUMMARY ==='));
-    t.diagnostic(summary.split('\n').filter((line) => /^Total|passed/.test(line)).slice(-1)[0] ?? 'no summary');
+    t.diagnostic(
+      summary
+        .split('\n')
+        .filter((line) => /^Total|passed/.test(line))
+        .slice(-1)[0] ?? 'no summary',
+    );
     assert.equal(outcome.code, 0, `conformance ${run.revision} found failures beyond the baseline (or stale entries):\n${summary}\n${outcome.stderr}`);
   });
 }

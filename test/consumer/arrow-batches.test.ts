@@ -147,7 +147,10 @@ test('null, negative, out-of-range, duplicate and descending row ids are RESPONS
     new Table({ _row_id: vectorFromArray([1, 1], new Int32()) }),
     new Table({ _row_id: vectorFromArray([5n, 0n, 2n], new Int64()) }),
   ];
-  const standIn = await serveEach(t, bad.map((table) => ipcOf(table)));
+  const standIn = await serveEach(
+    t,
+    bad.map((table) => ipcOf(table)),
+  );
   for (const [i] of bad.entries()) assert.equal(await codeOf(fetchBody(standIn.url)), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID', `table ${i}`);
 });
 

@@ -28,7 +28,11 @@ const CASES: Array<{ name: string; param: string; args: (url: string) => Consume
     args: (url) => ({ abstract_data: '[{"_row_id":0}]', resource_url: url, column_mapping: `{"a":${nested(10_000)}}` }),
   },
   { name: 'column_mapping malformed', param: 'column_mapping', args: (url) => ({ abstract_data: '[{"_row_id":0}]', resource_url: url, column_mapping: '{' }) },
-  { name: 'abstract_data "*" with a deep column_mapping', param: 'column_mapping', args: (url) => ({ abstract_data: '*', resource_url: url, column_mapping: nested(10_000) }) },
+  {
+    name: 'abstract_data "*" with a deep column_mapping',
+    param: 'column_mapping',
+    args: (url) => ({ abstract_data: '*', resource_url: url, column_mapping: nested(10_000) }),
+  },
 ];
 
 test('malformed arguments fail with S2SP_ERR_CONSUMER_ARG_INVALID naming the parameter, before any fetch', async (t) => {

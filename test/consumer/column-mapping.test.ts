@@ -30,12 +30,21 @@ test('malformed column_mapping is ARG_INVALID naming the parameter', () => {
 });
 
 test('two columns mapped to one name are ARG_INVALID', () => {
-  assert.equal(codeThrownBy(() => parseColumnMapping('{"a": "x", "b": "x"}')), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(
+    codeThrownBy(() => parseColumnMapping('{"a": "x", "b": "x"}')),
+    'S2SP_ERR_CONSUMER_ARG_INVALID',
+  );
 });
 
 test('_row_id on either side is ARG_INVALID', () => {
-  assert.equal(codeThrownBy(() => parseColumnMapping('{"_row_id": "id"}')), 'S2SP_ERR_CONSUMER_ARG_INVALID');
-  assert.equal(codeThrownBy(() => parseColumnMapping('{"id": "_row_id"}')), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(
+    codeThrownBy(() => parseColumnMapping('{"_row_id": "id"}')),
+    'S2SP_ERR_CONSUMER_ARG_INVALID',
+  );
+  assert.equal(
+    codeThrownBy(() => parseColumnMapping('{"id": "_row_id"}')),
+    'S2SP_ERR_CONSUMER_ARG_INVALID',
+  );
 });
 
 test('applyColumnMapping renames keys in place, _row_id first', () => {

@@ -28,7 +28,10 @@ test('malformed abstract_data is ARG_INVALID naming the parameter and row', () =
     ['[{', /abstract_data is not valid JSON/],
     ['{"_row_id":0}', /abstract_data must be a JSON array/],
     ['["a"]', /abstract_data row 0 is not a JSON object/],
-    ['[{"_row_id":0},{"_row_id":1},{"_row_id":2},{"a":1}]', /abstract_data row 3 has no _row_id; pass the abstract rows exactly as the resource tool returned them/],
+    [
+      '[{"_row_id":0},{"_row_id":1},{"_row_id":2},{"a":1}]',
+      /abstract_data row 3 has no _row_id; pass the abstract rows exactly as the resource tool returned them/,
+    ],
     ['[{"_row_id":"0"}]', /abstract_data row 0 has _row_id "0"/],
     ['[{"_row_id":-1}]', /abstract_data row 0/],
     ['[{"_row_id":0.5}]', /abstract_data row 0/],

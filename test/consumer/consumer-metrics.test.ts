@@ -27,7 +27,10 @@ test('consumer metrics: fetches and bytes by answered format, failures by code',
     await fetchBody(used, { registry }),
     ...(ipcCodecAvailable('lz4') ? [await fetchBody(await urlOf(), { format: 'arrow', codec: 'lz4', registry })] : []),
   ];
-  assert.deepEqual(fetched.slice(0, 4).map((f) => f.format), ['json', 'arrow', 'arrow', 'arrow']);
+  assert.deepEqual(
+    fetched.slice(0, 4).map((f) => f.format),
+    ['json', 'arrow', 'arrow', 'arrow'],
+  );
   assert.equal(fetched[1].compressed, false);
   if (fetched[4] !== undefined) assert.equal(fetched[4].codec, 'lz4');
   const expected = new Map<string, { fetches: number; bytes: number }>();

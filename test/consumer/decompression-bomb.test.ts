@@ -31,29 +31,34 @@ function peakRss(): number {
 }
 
 for (const codec of ['zstd', 'lz4'] as const) {
-  test(`a ${codec} bomb under a ${MAX_BYTES}-byte limit is refused, whole or batch by batch, without decompressing it`, codec === 'zstd' ? NEEDS_ZSTD : NEEDS_LZ4, async (t) => {
-    const bomb = bombOf(codec, BOMB_BYTES[codec]);
-    // Honest: the buffer declares its true 16 bytes, its frame expands to the bomb.
-    // Lying: the header claims the rows the bomb holds, and every buffer declares it.
-    const answers = { honest: bombAnswer(codec, bomb, BOMB_BYTES[codec], true), lying: bombAnswer(codec, bomb, BOMB_BYTES[codec], false) };
-    for (const bytes of Object.values(answers)) assert.ok(bytes.byteLength < MAX_BYTES, `precondition: the answer (${bytes.byteLength} bytes) is under the limit`);
-    const urls = {
-      honest: (await startStandIn(t, (_req, res) => sendBytes(res, answers.honest))).url,
-      lying: (await startStandIn(t, (_req, res) => sendBytes(res, answers.lying))).url,
-    };
-    const before = peakRss();
-    const expected = { honest: 'S2SP_ERR_CONSUMER_RESPONSE_INVALID', lying: 'S2SP_ERR_CONSUMER_BODY_TOO_LARGE' };
-    for (const kind of ['honest', 'lying'] as const) {
-      const url = urls[kind];
-      assert.equal(await codeOf(fetchBody(url, { maxBytes: MAX_BYTES, codec })), expected[kind], `fetchBody, ${kind}`);
-      const streamed = async () => {
-        const body = await fetchBodyBatches(url, { maxBytes: MAX_BYTES, codec });
-        for await (const batch of body) assert.fail(`a batch of ${batch.numRows} rows came through`);
+  test(
+    `a ${codec} bomb under a ${MAX_BYTES}-byte limit is refused, whole or batch by batch, without decompressing it`,
+    codec === 'zstd' ? NEEDS_ZSTD : NEEDS_LZ4,
+    async (t) => {
+      const bomb = bombOf(codec, BOMB_BYTES[codec]);
+      // Honest: the buffer declares its true 16 bytes, its frame expands to the bomb.
+      // Lying: the header claims the rows the bomb holds, and every buffer declares it.
+      const answers = { honest: bombAnswer(codec, bomb, BOMB_BYTES[codec], true), lying: bombAnswer(codec, bomb, BOMB_BYTES[codec], false) };
+      for (const bytes of Object.values(answers))
+        assert.ok(bytes.byteLength < MAX_BYTES, `precondition: the answer (${bytes.byteLength} bytes) is under the limit`);
+      const urls = {
+        honest: (await startStandIn(t, (_req, res) => sendBytes(res, answers.honest))).url,
+        lying: (await startStandIn(t, (_req, res) => sendBytes(res, answers.lying))).url,
       };
-      assert.equal(await codeOf(streamed()), expected[kind], `fetchBodyBatches, ${kind}`);
-    }
-    const growth = peakRss() - before;
-    t.diagnostic(`peak RSS growth ${(growth / 2 ** 20).toFixed(1)} MiB for ${BOMB_BYTES[codec] / 2 ** 20} MiB bombs`);
-    assert.ok(growth < MAX_PEAK_GROWTH, `peak RSS grew by ${(growth / 2 ** 20).toFixed(0)} MiB refusing ${BOMB_BYTES[codec] / 2 ** 20} MiB bombs`);
-  });
+      const before = peakRss();
+      const expected = { honest: 'S2SP_ERR_CONSUMER_RESPONSE_INVALID', lying: 'S2SP_ERR_CONSUMER_BODY_TOO_LARGE' };
+      for (const kind of ['honest', 'lying'] as const) {
+        const url = urls[kind];
+        assert.equal(await codeOf(fetchBody(url, { maxBytes: MAX_BYTES, codec })), expected[kind], `fetchBody, ${kind}`);
+        const streamed = async () => {
+          const body = await fetchBodyBatches(url, { maxBytes: MAX_BYTES, codec });
+          for await (const batch of body) assert.fail(`a batch of ${batch.numRows} rows came through`);
+        };
+        assert.equal(await codeOf(streamed()), expected[kind], `fetchBodyBatches, ${kind}`);
+      }
+      const growth = peakRss() - before;
+      t.diagnostic(`peak RSS growth ${(growth / 2 ** 20).toFixed(1)} MiB for ${BOMB_BYTES[codec] / 2 ** 20} MiB bombs`);
+      assert.ok(growth < MAX_PEAK_GROWTH, `peak RSS grew by ${(growth / 2 ** 20).toFixed(0)} MiB refusing ${BOMB_BYTES[codec] / 2 ** 20} MiB bombs`);
+    },
+  );
 }

@@ -44,7 +44,10 @@ test('the batches of a real data plane are the rows fetchBody returns, as Arrow 
   for (const format of ['arrow', 'json'] as const) {
     const body = await fetchBodyBatches(await freshUrl(plane), { rowIds: ids, columns: ['name'], format });
     assert.equal(body.format, format);
-    assert.deepEqual(body.schema.fields.map((f) => f.name), ['_row_id', 'name']);
+    assert.deepEqual(
+      body.schema.fields.map((f) => f.name),
+      ['_row_id', 'name'],
+    );
     const table = new Table(await readAll(body));
     assert.deepEqual(rowsFromTable(table), whole.rows());
     assert.ok(body.bytesReceived > 0);
@@ -67,14 +70,20 @@ test('every row arrives in several batches, then the token is consumed', async (
   const body = await fetchBodyBatches(plane.url);
   const batches = await readAll(body);
   assert.ok(batches.length >= 3, `${batches.length} batches`);
-  assert.equal(batches.reduce((n, b) => n + b.numRows, 0), ROWS.length);
+  assert.equal(
+    batches.reduce((n, b) => n + b.numRows, 0),
+    ROWS.length,
+  );
   assert.equal(batches[2].get(0)?.toJSON()._row_id, batches[0].numRows + batches[1].numRows);
   await expectConsumed(plane.url, plane.store);
 });
 
 test('leaving the loop early stops the transfer and leaves the token unconsumed', async (t) => {
   // 40 MB uncompressed: far more than the socket buffers, so the server cannot finish before the client leaves.
-  const plane = await startDataPlane(t, Array.from({ length: 400_000 }, (_, i) => ({ name: `station ${i} `.repeat(8), mag: i })));
+  const plane = await startDataPlane(
+    t,
+    Array.from({ length: 400_000 }, (_, i) => ({ name: `station ${i} `.repeat(8), mag: i })),
+  );
   const body = await fetchBodyBatches(plane.url, { format: 'arrow' });
   for await (const batch of body) {
     assert.ok(batch.numRows > 0);
@@ -85,7 +94,10 @@ test('leaving the loop early stops the transfer and leaves the token unconsumed'
 });
 
 test('cancel() before any batch was read stops the transfer too', { timeout: 30_000 }, async (t) => {
-  const plane = await startDataPlane(t, Array.from({ length: 400_000 }, (_, i) => ({ name: `station ${i} `.repeat(8), mag: i })));
+  const plane = await startDataPlane(
+    t,
+    Array.from({ length: 400_000 }, (_, i) => ({ name: `station ${i} `.repeat(8), mag: i })),
+  );
   const body = await fetchBodyBatches(plane.url, { format: 'arrow' });
   await body.cancel();
   await waitUntilIdle(plane.store, plane.token);

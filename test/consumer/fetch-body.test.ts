@@ -50,7 +50,11 @@ test('fetches every row when rowIds is undefined; nested values round-trip in bo
     const fetched = await fetchBody(url, { format });
     assert.equal(fetched.format, format);
     assert.equal(fetched.totalRows, 4);
-    assert.deepEqual(fetched.rows(), ROWS.map((row, i) => ({ _row_id: i, ...row })), format);
+    assert.deepEqual(
+      fetched.rows(),
+      ROWS.map((row, i) => ({ _row_id: i, ...row })),
+      format,
+    );
   }
 });
 
@@ -101,7 +105,7 @@ test('sends POST, JSON headers and the request body of SPEC 3.1', async (t) => {
   assert.deepEqual(JSON.parse(third.body), {});
 });
 
-test("falls back to JSON: the Python reference ignores Accept and omits columns_returned", async (t) => {
+test('falls back to JSON: the Python reference ignores Accept and omits columns_returned', async (t) => {
   const body = [
     { _row_id: 2, description: 'Gusts up to 55 mph', severity: 'Severe' },
     { _row_id: 0, description: 'North winds', severity: 'Moderate' },
@@ -116,22 +120,26 @@ test("falls back to JSON: the Python reference ignores Accept and omits columns_
   assert.deepEqual(rowsFromTable(fetched.table), body, 'ids kept as the server sent them, in its order');
 });
 
-test('the Accept header: Arrow, JSON at q=0.5; json or arrow alone when forced; codecs only when asked (loopback)', { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip }, async (t) => {
-  const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [], total_rows: 0 }));
-  const acceptFor = async (format?: BodyFormat, codec?: BodyCodec) => {
-    await fetchBody(standIn.url, { format, codec }).catch(() => undefined);
-    return standIn.requests.at(-1)?.headers.accept;
-  };
-  assert.equal(await acceptFor(), DEFAULT_ACCEPT);
-  assert.equal(await acceptFor('auto', 'auto'), DEFAULT_ACCEPT);
-  assert.equal(await acceptFor('arrow'), ARROW_STREAM, 'format arrow is uncompressed Arrow (it used to ask for LZ4)');
-  assert.equal(await acceptFor('arrow', 'none'), ARROW_STREAM);
-  assert.equal(await acceptFor('arrow', 'lz4'), `${ARROW_STREAM}; codecs="lz4"`);
-  assert.equal(await acceptFor('arrow', 'zstd'), `${ARROW_STREAM}; codecs="zstd"`);
-  assert.equal(await acceptFor('auto', 'zstd'), `${ARROW_STREAM}; codecs="zstd", application/json;q=0.5`);
-  assert.equal(await acceptFor('json'), 'application/json');
-  assert.equal(await acceptFor('json', 'lz4'), 'application/json', 'no codec applies to JSON');
-});
+test(
+  'the Accept header: Arrow, JSON at q=0.5; json or arrow alone when forced; codecs only when asked (loopback)',
+  { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip },
+  async (t) => {
+    const standIn = await startStandIn(t, (_req, res) => sendJson(res, 200, { body: [], total_rows: 0 }));
+    const acceptFor = async (format?: BodyFormat, codec?: BodyCodec) => {
+      await fetchBody(standIn.url, { format, codec }).catch(() => undefined);
+      return standIn.requests.at(-1)?.headers.accept;
+    };
+    assert.equal(await acceptFor(), DEFAULT_ACCEPT);
+    assert.equal(await acceptFor('auto', 'auto'), DEFAULT_ACCEPT);
+    assert.equal(await acceptFor('arrow'), ARROW_STREAM, 'format arrow is uncompressed Arrow (it used to ask for LZ4)');
+    assert.equal(await acceptFor('arrow', 'none'), ARROW_STREAM);
+    assert.equal(await acceptFor('arrow', 'lz4'), `${ARROW_STREAM}; codecs="lz4"`);
+    assert.equal(await acceptFor('arrow', 'zstd'), `${ARROW_STREAM}; codecs="zstd"`);
+    assert.equal(await acceptFor('auto', 'zstd'), `${ARROW_STREAM}; codecs="zstd", application/json;q=0.5`);
+    assert.equal(await acceptFor('json'), 'application/json');
+    assert.equal(await acceptFor('json', 'lz4'), 'application/json', 'no codec applies to JSON');
+  },
+);
 
 test('codec auto: none on loopback; elsewhere every codec that loads here, ZSTD first', () => {
   assert.deepEqual(codecsToAsk(undefined, true), []);
@@ -151,18 +159,22 @@ test('a codec that does not load here: auto leaves it out, asking for it by name
   assert.equal(await codeOf(fetchBody(standIn.url, { codec: 'gzip' as BodyCodec })), 'S2SP_ERR_CONSUMER_ARG_INVALID');
 });
 
-test('fetches compressed Arrow from the real data plane when asked (LZ4 and ZSTD), the same rows as uncompressed', { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip }, async (t) => {
-  for (const codec of ['lz4', 'zstd', 'none'] as const) {
-    const { url } = await startDataPlane(t, ROWS);
-    const fetched = await fetchBody(url, { format: 'arrow', codec });
-    assert.equal(fetched.compressed, codec !== 'none', codec);
-    assert.deepEqual(
-      fetched.rows().map((r) => r.name),
-      ROWS.map((r) => r.name),
-      codec,
-    );
-  }
-});
+test(
+  'fetches compressed Arrow from the real data plane when asked (LZ4 and ZSTD), the same rows as uncompressed',
+  { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip },
+  async (t) => {
+    for (const codec of ['lz4', 'zstd', 'none'] as const) {
+      const { url } = await startDataPlane(t, ROWS);
+      const fetched = await fetchBody(url, { format: 'arrow', codec });
+      assert.equal(fetched.compressed, codec !== 'none', codec);
+      assert.deepEqual(
+        fetched.rows().map((r) => r.name),
+        ROWS.map((r) => r.name),
+        codec,
+      );
+    }
+  },
+);
 
 test('format json forces JSON; an answer in the other format than the forced one is RESPONSE_INVALID', async (t) => {
   // Answers what the Accept prefers, like our data plane; or always one format.

@@ -21,7 +21,10 @@ function assertGrowing(calls: readonly Call[], bytesReceived: number): void {
 test('fetch progress: a body sent in one piece reports its Content-Length as the total throughout', async (t) => {
   const plane = await startPlane(t, { workers: 0 });
   const calls: Call[] = [];
-  const fetched = await fetchBody(`${plane.base}/s2sp/data/${await plane.mint(rowsOf(20))}`, { format: 'json', observe: ({ bytes, totalBytes }) => calls.push([bytes, totalBytes]) });
+  const fetched = await fetchBody(`${plane.base}/s2sp/data/${await plane.mint(rowsOf(20))}`, {
+    format: 'json',
+    observe: ({ bytes, totalBytes }) => calls.push([bytes, totalBytes]),
+  });
   assertGrowing(calls, fetched.bytesReceived);
   for (const [, total] of calls) assert.equal(total, fetched.bytesReceived);
 });
@@ -29,7 +32,10 @@ test('fetch progress: a body sent in one piece reports its Content-Length as the
 test('fetch progress: a streamed body reports no total until its end', async (t) => {
   const plane = await startPlane(t, { workers: 0, chunkRows: 1000 });
   const calls: Call[] = [];
-  const fetched = await fetchBody(`${plane.base}/s2sp/data/${await plane.mint(rowsOf(50_000))}`, { format: 'json', observe: ({ bytes, totalBytes }) => calls.push([bytes, totalBytes]) });
+  const fetched = await fetchBody(`${plane.base}/s2sp/data/${await plane.mint(rowsOf(50_000))}`, {
+    format: 'json',
+    observe: ({ bytes, totalBytes }) => calls.push([bytes, totalBytes]),
+  });
   assertGrowing(calls, fetched.bytesReceived);
   assert.ok(calls.length > 2, `${calls.length} calls`);
   assert.ok(calls.slice(0, -1).every(([, total]) => total === undefined));

@@ -35,10 +35,16 @@ test('an abstract row without a body row keeps just its abstract values', () => 
 });
 
 test('a repeated abstract id gets the body each time; inputs are not mutated', () => {
-  const abstract = [{ _row_id: 0, a: 1 }, { _row_id: 0, a: 2 }];
+  const abstract = [
+    { _row_id: 0, a: 1 },
+    { _row_id: 0, a: 2 },
+  ];
   const body = [{ _row_id: 0, b: 'x' }];
   const out = mergeByRowId(abstract, body);
-  assert.deepEqual(out, [{ _row_id: 0, b: 'x', a: 1 }, { _row_id: 0, b: 'x', a: 2 }]);
+  assert.deepEqual(out, [
+    { _row_id: 0, b: 'x', a: 1 },
+    { _row_id: 0, b: 'x', a: 2 },
+  ]);
   assert.deepEqual(body, [{ _row_id: 0, b: 'x' }]);
   assert.notEqual(out[0], abstract[0]);
 });

@@ -41,7 +41,11 @@ test('async: the fetch asks for the chosen ids only', async (t) => {
     resource_url: standIn.url,
   });
   assert.deepEqual(JSON.parse(standIn.requests[0].body), { row_ids: [4, 1] });
-  assert.deepEqual(resolved.rows, [{ _row_id: 4, x: 40 }, { _row_id: 1, x: 10 }, { _row_id: 4, x: 40 }]);
+  assert.deepEqual(resolved.rows, [
+    { _row_id: 4, x: 40 },
+    { _row_id: 1, x: 10 },
+    { _row_id: 4, x: 40 },
+  ]);
 });
 
 test('column_mapping applies to both sides before the merge', async (t) => {
@@ -95,7 +99,10 @@ test('sync: body_data is filtered by the chosen ids and merged', async () => {
 test('"*" with body_data takes every body row', async () => {
   const resolved = await resolveConsumerRows({ abstract_data: '*', body_data: '[{"_row_id":0,"a":1},{"_row_id":1,"a":2}]' });
   assert.equal(resolved.source, 'body_data');
-  assert.deepEqual(resolved.rows, [{ _row_id: 0, a: 1 }, { _row_id: 1, a: 2 }]);
+  assert.deepEqual(resolved.rows, [
+    { _row_id: 0, a: 1 },
+    { _row_id: 1, a: 2 },
+  ]);
   assert.equal(resolved.table.numRows, 2);
 });
 
@@ -223,7 +230,10 @@ test('regression: sync mode, the handler table types body_data as written: a col
     body_data: '[{"_row_id":0,"mag":2.0,"n":{"a":[1,2.0]}},{"_row_id":1,"mag":3.0,"n":null}]',
   });
   assert.equal(String(resolved.table.schema.fields.find((f) => f.name === 'mag')?.type), 'Float64');
-  assert.deepEqual(resolved.rows, [{ _row_id: 1, mag: 3, n: null, id: 'b' }, { _row_id: 0, mag: 2, n: { a: [1, 2] }, id: 'a' }]);
+  assert.deepEqual(resolved.rows, [
+    { _row_id: 1, mag: 3, n: null, id: 'b' },
+    { _row_id: 0, mag: 2, n: { a: [1, 2] }, id: 'a' },
+  ]);
   assert.deepEqual(rowsFromTable(resolved.table), resolved.rows);
   const star = await resolveConsumerRows({ abstract_data: '*', body_data: '[{"_row_id":0,"mag":2.0}]' });
   assert.equal(String(star.table.schema.fields[1].type), 'Float64');

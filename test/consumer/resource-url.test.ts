@@ -21,7 +21,15 @@ test('DEFAULT_ALLOWED_ORIGINS is empty', () => {
 });
 
 test('loopback origins are always allowed', () => {
-  for (const origin of ['http://127.0.0.1:9001', 'http://localhost:1', 'http://LOCALHOST', 'http://127.200.3.4', 'http://[::1]:8080', 'https://127.0.0.1', 'http://2130706433']) {
+  for (const origin of [
+    'http://127.0.0.1:9001',
+    'http://localhost:1',
+    'http://LOCALHOST',
+    'http://127.200.3.4',
+    'http://[::1]:8080',
+    'https://127.0.0.1',
+    'http://2130706433',
+  ]) {
     const url = checkResourceUrl(`${origin}${path}`);
     assert.ok(url instanceof URL, origin);
     assert.ok(url.pathname.endsWith(token), origin);
@@ -51,7 +59,11 @@ test('origins other than loopback and the allowed ones are refused', () => {
     `http://10.0.0.1${path}`,
     `http://[::2]${path}`,
   ]) {
-    assert.equal(codeThrownBy(() => checkResourceUrl(url, allowed)), 'S2SP_ERR_CONSUMER_ORIGIN_REFUSED', url);
+    assert.equal(
+      codeThrownBy(() => checkResourceUrl(url, allowed)),
+      'S2SP_ERR_CONSUMER_ORIGIN_REFUSED',
+      url,
+    );
   }
 });
 
@@ -65,7 +77,11 @@ test('the origin refusal tells the LLM what to do and lists the allowed origins,
 
 test('schemes other than http and https are invalid', () => {
   for (const url of [`file://${path}`, `data:text/plain,${path}`, `ftp://127.0.0.1${path}`, `ddi://${token}`, `javascript:alert(1)`]) {
-    assert.equal(codeThrownBy(() => checkResourceUrl(url)), 'S2SP_ERR_CONSUMER_URL_INVALID', url);
+    assert.equal(
+      codeThrownBy(() => checkResourceUrl(url)),
+      'S2SP_ERR_CONSUMER_URL_INVALID',
+      url,
+    );
   }
 });
 
@@ -80,7 +96,11 @@ test('a URL that is not a data-plane URL is invalid', () => {
     `http://127.0.0.1:9001/other/${token}`,
     `http://127.0.0.1:9001/s2sp/data/${token.slice(0, 42)}!`,
   ]) {
-    assert.equal(codeThrownBy(() => checkResourceUrl(url)), 'S2SP_ERR_CONSUMER_URL_INVALID', url);
+    assert.equal(
+      codeThrownBy(() => checkResourceUrl(url)),
+      'S2SP_ERR_CONSUMER_URL_INVALID',
+      url,
+    );
   }
 });
 
@@ -98,6 +118,12 @@ test('an unparseable URL holding a token is not echoed', () => {
 });
 
 test('a malformed allowed origin is a configuration error', () => {
-  assert.equal(codeThrownBy(() => checkResourceUrl(`http://127.0.0.1${path}`, ['not an origin'])), 'S2SP_ERR_CONSUMER_ARG_INVALID');
-  assert.equal(codeThrownBy(() => checkResourceUrl(`http://127.0.0.1${path}`, ['ftp://x.example'])), 'S2SP_ERR_CONSUMER_ARG_INVALID');
+  assert.equal(
+    codeThrownBy(() => checkResourceUrl(`http://127.0.0.1${path}`, ['not an origin'])),
+    'S2SP_ERR_CONSUMER_ARG_INVALID',
+  );
+  assert.equal(
+    codeThrownBy(() => checkResourceUrl(`http://127.0.0.1${path}`, ['ftp://x.example'])),
+    'S2SP_ERR_CONSUMER_ARG_INVALID',
+  );
 });

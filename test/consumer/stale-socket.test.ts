@@ -14,11 +14,14 @@ import { sendJson, startStandIn } from '../support/stand-in-server.js';
 
 for (const [label, fetchRows] of [
   ['fetchBody', async (url: string) => (await fetchBody(url, { format: 'json' })).rows()],
-  ['fetchBodyBatches', async (url: string) => {
-    const rows: unknown[] = [];
-    for await (const batch of await fetchBodyBatches(url, { format: 'json' })) rows.push(...batch.toArray().map((row) => row.toJSON()));
-    return rows;
-  }],
+  [
+    'fetchBodyBatches',
+    async (url: string) => {
+      const rows: unknown[] = [];
+      for await (const batch of await fetchBodyBatches(url, { format: 'json' })) rows.push(...batch.toArray().map((row) => row.toJSON()));
+      return rows;
+    },
+  ],
 ] as const) {
   test(`${label}: after a 500 on a kept-alive connection the server then closes, the next fetch retries on a fresh connection`, async (t) => {
     // Node's global agent keeps connections alive (since Node 19), so the second fetch reuses the first's.

@@ -72,7 +72,10 @@ test('async: the handler gets merged rows in abstract order and the same data as
   assert.equal(input.source, 'resource_url');
   assert.ok(input.bytesReceived > 0);
   assert.equal(input.table.numRows, 2);
-  assert.deepEqual(input.table.schema.fields.map((f) => f.name), ['_row_id', 'alert_type', 'area', 'description']);
+  assert.deepEqual(
+    input.table.schema.fields.map((f) => f.name),
+    ['_row_id', 'alert_type', 'area', 'description'],
+  );
   assert.deepEqual(input.table.getChild('_row_id')?.toArray(), Int32Array.from([2, 0]));
 });
 
@@ -80,7 +83,10 @@ test('"*" takes every row of the resource', async (t) => {
   const { resourceClient, consumerClient, received } = await setup(t);
   const envelope = json(await call(resourceClient, 'alerts', { abstract_domains: 'event' }));
   await call(consumerClient, 'ingest', { abstract_data: '*', resource_url: envelope.resource_url });
-  assert.deepEqual(received[0].rows.map((r) => r._row_id), [0, 1, 2]);
+  assert.deepEqual(
+    received[0].rows.map((r) => r._row_id),
+    [0, 1, 2],
+  );
 });
 
 test('abstract_data in the columns layout, or as bare _row_ids, merges to what the rows shape gives', async (t) => {
@@ -112,7 +118,12 @@ test('sync with the columns layout: the agent SDK still withholds the body, and 
   const seenText = (seen.content[0] as { text: string }).text;
   assert.ok(!seenText.includes('gusts'), 'no body value reaches the LLM');
   const envelope = JSON.parse(seenText);
-  assert.deepEqual(envelope.abstract, [['_row_id', 'event'], [0, 'Wind'], [1, 'Flood'], [2, 'Heat']]);
+  assert.deepEqual(envelope.abstract, [
+    ['_row_id', 'event'],
+    [0, 'Wind'],
+    [1, 'Flood'],
+    [2, 'Heat'],
+  ]);
   await agentToConsumer.callTool({ name: 'ingest', arguments: { abstract_data: '[1]', resource_url: envelope.resource_url } });
   assert.equal(received[0].source, 'body_data');
   // body_data carries the body domains only, so a bare id keeps just those (the abstract's columns were not passed).
@@ -211,7 +222,15 @@ async function batchSetup(t: TestContext, rows: Record<string, unknown>[] = ROWS
           count += batch.numRows;
           for (const id of batch.getChild('_row_id') ?? []) ids.push(id as number);
         }
-        seen.push({ abstract: input.abstract, names: input.schema.fields.map((f) => f.name), rows: count, ids, batches, source: input.source, bytes: input.bytesReceived });
+        seen.push({
+          abstract: input.abstract,
+          names: input.schema.fields.map((f) => f.name),
+          rows: count,
+          ids,
+          batches,
+          source: input.source,
+          bytes: input.bytesReceived,
+        });
         return { loaded: count };
       }),
     { batches: true },
@@ -248,7 +267,10 @@ test('batches: "*" streams every row in several batches; body_data and abstract-
   assert.equal(seen[0].rows, 150_000);
   assert.ok(seen[0].batches >= 3, `${seen[0].batches} batches`);
   assert.equal(seen[0].abstract, '*');
-  await call(consumerClient, 'load', { abstract_data: '[{"_row_id":5},{"_row_id":1}]', body_data: '[{"_row_id":1,"v":1},{"_row_id":5,"v":5},{"_row_id":9,"v":9}]' });
+  await call(consumerClient, 'load', {
+    abstract_data: '[{"_row_id":5},{"_row_id":1}]',
+    body_data: '[{"_row_id":1,"v":1},{"_row_id":5,"v":5},{"_row_id":9,"v":9}]',
+  });
   assert.deepEqual([seen[1].ids, seen[1].source], [[1, 5], 'body_data']);
   await call(consumerClient, 'load', { abstract_data: '[{"_row_id":3,"v":3}]' });
   assert.deepEqual([seen[2].ids, seen[2].source], [[3], 'abstract_only']);

@@ -19,7 +19,12 @@ import { parsePrometheusText, valueOf } from '../support/prometheus-text.js';
 import { redisSkipReason, startRedisServer } from '../support/redis-server.js';
 
 /** ~10 MB as JSON, ~7 MB as Arrow: far over one socket read, and over the 1 MiB progress step. */
-const BIG_ROWS = Array.from({ length: 100_000 }, (_, i) => ({ id: i, place: `place number ${i} of a long list`, mag: i / 1000, detail: `detail ${'x'.repeat(i % 40)}` }));
+const BIG_ROWS = Array.from({ length: 100_000 }, (_, i) => ({
+  id: i,
+  place: `place number ${i} of a long list`,
+  mag: i / 1000,
+  detail: `detail ${'x'.repeat(i % 40)}`,
+}));
 
 function textOf(result: unknown): string {
   const { content, isError } = result as CallToolResult;

@@ -17,11 +17,7 @@ const ROWS = [
 
 async function setup(t: import('node:test').TestContext, options: { abstractRowLimit?: number; listen?: boolean } = {}) {
   const server = new S2SPServer({ name: 'test', tools: { abstractRowLimit: options.abstractRowLimit } });
-  server.resourceTool(
-    'quakes',
-    { description: 'quakes', inputSchema: { min: z.number().optional() } },
-    ({ min }) => ROWS.filter((r) => r.mag >= (min ?? 0)),
-  );
+  server.resourceTool('quakes', { description: 'quakes', inputSchema: { min: z.number().optional() } }, ({ min }) => ROWS.filter((r) => r.mag >= (min ?? 0)));
   server.resourceTool('arrow', { description: 'arrow table' }, () =>
     tableFromArrays({ id: Int32Array.from([1, 2, 3]), v: Float64Array.from([0.5, 1.5, 2.5]) }),
   );
@@ -110,7 +106,14 @@ test('an Arrow Table result works as rows do', async (t) => {
     { _row_id: 1, id: 2 },
     { _row_id: 2, id: 3 },
   ]);
-  assert.equal(text(await call(client, 'arrow', {})), JSON.stringify([{ id: 1, v: 0.5 }, { id: 2, v: 1.5 }, { id: 3, v: 2.5 }]));
+  assert.equal(
+    text(await call(client, 'arrow', {})),
+    JSON.stringify([
+      { id: 1, v: 0.5 },
+      { id: 2, v: 1.5 },
+      { id: 3, v: 2.5 },
+    ]),
+  );
 });
 
 test('abstract rows are capped and flagged, the body keeps every row', async (t) => {
@@ -171,7 +174,10 @@ test('abstract_format "columns": the header once, then one array per row, holdin
     [2, 'C', 5],
   ]);
   const [header, ...values] = envelope.abstract as [string[], ...unknown[][]];
-  assert.deepEqual(values.map((v) => Object.fromEntries(header.map((name, i) => [name, v[i]]))), rows.abstract);
+  assert.deepEqual(
+    values.map((v) => Object.fromEntries(header.map((name, i) => [name, v[i]]))),
+    rows.abstract,
+  );
   assert.ok(raw.length < JSON.stringify(rows).length, 'the compact layout is shorter');
   // "rows" named explicitly is the reference's envelope: no abstract_format key.
   const explicit = JSON.parse(text(await call(client, 'quakes', { abstract_domains: 'place,mag', abstract_format: 'rows' })));
@@ -182,7 +188,11 @@ test('abstract_format "columns": the header once, then one array per row, holdin
 test('abstract_format "columns" keeps the row cap (the header is not a row) and the sync body as is', async (t) => {
   const { client } = await setup(t, { abstractRowLimit: 2 });
   const envelope = JSON.parse(text(await call(client, 'quakes', { abstract_domains: 'mag', abstract_format: 'columns', mode: 'sync' })));
-  assert.deepEqual(envelope.abstract, [['_row_id', 'mag'], [0, 2], [1, 4.5]]);
+  assert.deepEqual(envelope.abstract, [
+    ['_row_id', 'mag'],
+    [0, 2],
+    [1, 4.5],
+  ]);
   assert.equal(envelope.abstract_truncated, true);
   assert.equal(envelope.body.length, 3);
   assert.deepEqual(envelope.body[2], { _row_id: 2, place: 'C', time: 1517966773842, depth: 10, tags: null, extra: { k: 1 } });

@@ -89,7 +89,7 @@ test('an unexpected handler error is S2SP_ERR_TOOL_FAILED for the LLM and logged
   assert.ok(!logged.includes(token), 'no token in the log');
 });
 
-test('server.observe hears tool failures and its store\'s events; a throwing listener still yields a tool error', async (t) => {
+test("server.observe hears tool failures and its store's events; a throwing listener still yields a tool error", async (t) => {
   const seen: ServerEvent[] = [];
   const server = new S2SPServer({ name: 't', http: { publicUrl: 'http://127.0.0.1:9' } });
   server.observe((event) => seen.push(event));
@@ -120,21 +120,25 @@ test('server.observe hears tool failures and its store\'s events; a throwing lis
   assert.equal(failure(await other.callTool({ name: 'rows', arguments: {} })).code, 'S2SP_ERR_TOOL_FAILED');
 });
 
-test('a shared store that stops answering (SIGSTOP): the resource tool answers S2SP_ERR_STORE_UNAVAILABLE within the deadline, and works after SIGCONT', { skip: redisSkipReason() }, async (t) => {
-  const { redis, store, deadlineMs } = await stallingRedis(t);
-  const server = new S2SPServer({ name: 't', store });
-  server.resourceTool('rows', { description: 'r' }, () => [{ a: 1 }, { a: 2 }]);
-  await server.listen();
-  const client = await connectInMemory(server, t);
-  const call = () => client.callTool({ name: 'rows', arguments: { abstract_domains: 'a' } });
-  redis.pause();
-  t.after(() => redis.resume());
-  for (let round = 1; round <= 2; round++) {
-    const at = Date.now();
-    const { code } = failure(await call());
-    assert.equal(code, 'S2SP_ERR_STORE_UNAVAILABLE', `round ${round}`);
-    assert.ok(Date.now() - at < 3 * deadlineMs, `round ${round}: answered after ${Date.now() - at} ms`);
-  }
-  redis.resume();
-  await eventually(async () => (await call()).isError !== true, 10_000, 'the tool works again after SIGCONT');
-});
+test(
+  'a shared store that stops answering (SIGSTOP): the resource tool answers S2SP_ERR_STORE_UNAVAILABLE within the deadline, and works after SIGCONT',
+  { skip: redisSkipReason() },
+  async (t) => {
+    const { redis, store, deadlineMs } = await stallingRedis(t);
+    const server = new S2SPServer({ name: 't', store });
+    server.resourceTool('rows', { description: 'r' }, () => [{ a: 1 }, { a: 2 }]);
+    await server.listen();
+    const client = await connectInMemory(server, t);
+    const call = () => client.callTool({ name: 'rows', arguments: { abstract_domains: 'a' } });
+    redis.pause();
+    t.after(() => redis.resume());
+    for (let round = 1; round <= 2; round++) {
+      const at = Date.now();
+      const { code } = failure(await call());
+      assert.equal(code, 'S2SP_ERR_STORE_UNAVAILABLE', `round ${round}`);
+      assert.ok(Date.now() - at < 3 * deadlineMs, `round ${round}: answered after ${Date.now() - at} ms`);
+    }
+    redis.resume();
+    await eventually(async () => (await call()).isError !== true, 10_000, 'the tool works again after SIGCONT');
+  },
+);

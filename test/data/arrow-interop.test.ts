@@ -42,7 +42,10 @@ const DTYPES: Record<string, string> = {
 };
 
 function dtypeName(dtype: unknown): string {
-  return String(dtype).replace(/^DataType\((.*)\)$/, '$1').replace(/^Utf8$/, 'String').replace(/^Boolean$/, 'Bool');
+  return String(dtype)
+    .replace(/^DataType\((.*)\)$/, '$1')
+    .replace(/^Utf8$/, 'String')
+    .replace(/^Boolean$/, 'Bool');
 }
 
 /** Compares a polars frame with the JSON document of the same request, column by column. */
@@ -161,7 +164,11 @@ test('polars reads edge bodies: an all-null (Null type) column, gathered rows of
       assert.deepEqual(df.columns, doc.columns_returned, label);
       assert.equal(df.height, doc.body.length, label);
       for (const column of df.columns) {
-        assert.deepEqual(df.getColumn(column).toArray(), doc.body.map((row: Record<string, unknown>) => row[column]), `${label}: ${column}`);
+        assert.deepEqual(
+          df.getColumn(column).toArray(),
+          doc.body.map((row: Record<string, unknown>) => row[column]),
+          `${label}: ${column}`,
+        );
       }
     }
   }

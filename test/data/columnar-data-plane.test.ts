@@ -49,9 +49,7 @@ const RANGE = { row_ids: Array.from({ length: 1500 }, (_, i) => 700 + i) };
 
 /** What the JSON body must hold for `ids` and `columns`: the tool's rows plus `_row_id`, missing keys null. */
 function expectedBody(ids: readonly number[], columns = COLUMNS): Record<string, unknown>[] {
-  return [...new Set(ids)]
-    .sort((a, b) => a - b)
-    .map((id) => Object.fromEntries(columns.map((c) => [c, c === '_row_id' ? id : (ROWS[id][c] ?? null)])));
+  return [...new Set(ids)].sort((a, b) => a - b).map((id) => Object.fromEntries(columns.map((c) => [c, c === '_row_id' ? id : (ROWS[id][c] ?? null)])));
 }
 
 /** An Arrow body read back with arrow-js, as rows (JSON-text columns parsed). */
@@ -215,7 +213,11 @@ test('JSON and Arrow (plain, LZ4 and ZSTD) hold the same rows, for scattered ids
         for (const accept of [ARROW, ARROW_LZ4, ARROW_ZSTD]) {
           const res = ok(await plane.post(token, request, { accept }));
           const table = tableFromIPC(res.bytes);
-          assert.deepEqual(table.schema.fields.map((f) => f.name), columns, `${label}: ${accept} columns`);
+          assert.deepEqual(
+            table.schema.fields.map((f) => f.name),
+            columns,
+            `${label}: ${accept} columns`,
+          );
           assert.ok(isInt32(table.schema.fields[0].type), '_row_id is Int32');
           assert.equal(table.schema.fields[0].nullable, false);
           assert.deepEqual(rowsFromTable(table), json.body, `${label}: ${accept} equals JSON`);
@@ -416,26 +418,26 @@ test('backpressure: a client that reads nothing does not make the server encode 
   });
   const token = await plane.mint(rows);
 
-  const observed = await new Promise<{ callsWhilePaused: number; writtenWhilePaused: number; bytes: Buffer; complete: boolean }>(
-    (resolve, reject) => {
-      const req = http.request(`${plane.base}/s2sp/data/${token}`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-        res.pause(); // read nothing at all until the server stalled
-        void stalled.then(() => {
-          const callsWhilePaused = pool.calls;
-          const writtenWhilePaused = writtenChunks;
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ callsWhilePaused, writtenWhilePaused, bytes: Buffer.concat(chunks), complete: res.complete }));
-          res.on('error', reject);
-          res.resume();
-        });
+  const observed = await new Promise<{ callsWhilePaused: number; writtenWhilePaused: number; bytes: Buffer; complete: boolean }>((resolve, reject) => {
+    const req = http.request(`${plane.base}/s2sp/data/${token}`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      res.pause(); // read nothing at all until the server stalled
+      void stalled.then(() => {
+        const callsWhilePaused = pool.calls;
+        const writtenWhilePaused = writtenChunks;
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ callsWhilePaused, writtenWhilePaused, bytes: Buffer.concat(chunks), complete: res.complete }));
+        res.on('error', reject);
+        res.resume();
       });
-      req.on('error', reject);
-      req.end('{}');
-    },
-  );
+    });
+    req.on('error', reject);
+    req.end('{}');
+  });
 
-  t.diagnostic(`paused until the server stalled: ${observed.callsWhilePaused} of ${totalChunks} chunks encoded, ${observed.writtenWhilePaused} handed to the socket; max ahead ${maxAhead}`);
+  t.diagnostic(
+    `paused until the server stalled: ${observed.callsWhilePaused} of ${totalChunks} chunks encoded, ${observed.writtenWhilePaused} handed to the socket; max ahead ${maxAhead}`,
+  );
   // The pause was real: the body was far from sent when the client resumed
   // (the kernel's socket buffers took a few MB of the 27 MB at most).
   assert.ok(observed.callsWhilePaused < totalChunks, `all ${totalChunks} chunks were encoded while the client read nothing`);
@@ -470,7 +472,13 @@ test('compressed buffers are kept while the token lives (a retry reuses them) an
   assert.equal((await plane.post(token, {}, { accept: `${ARROW}; codecs="brotli"` })).status, 406);
   registerArrowDecoder('lz4');
   const res = ok(await plane.post(token, { columns: ['place'] }, { accept: ARROW_LZ4 }));
-  assert.deepEqual(arrowRows(res), expectedBody(ROWS.map((_, i) => i), ['_row_id', 'place']));
+  assert.deepEqual(
+    arrowRows(res),
+    expectedBody(
+      ROWS.map((_, i) => i),
+      ['_row_id', 'place'],
+    ),
+  );
   await gone;
   // The drop follows the commit by a store round trip: wait turns of the loop, bounded.
   for (let i = 0; i < 100 && cache.stats().bodies > 0; i++) await new Promise((resolve) => setImmediate(resolve));

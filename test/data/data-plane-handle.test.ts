@@ -23,10 +23,18 @@ test('the handle builds resource_urls from its mount prefix and the listening ad
     await store.close();
   });
   const token = await mintOn(store);
-  assert.equal(codeThrownBy(() => plane.resourceUrlFor(token)), 'S2SP_ERR_DATA_PLANE_DOWN', 'not mounted yet');
+  assert.equal(
+    codeThrownBy(() => plane.resourceUrlFor(token)),
+    'S2SP_ERR_DATA_PLANE_DOWN',
+    'not mounted yet',
+  );
   await app.register(plane.plugin, { prefix: '/internal' });
   assert.equal(plane.prefix, '/internal');
-  assert.equal(codeThrownBy(() => plane.resourceUrlFor(token)), 'S2SP_ERR_DATA_PLANE_DOWN', 'mounted, not listening, no publicUrl');
+  assert.equal(
+    codeThrownBy(() => plane.resourceUrlFor(token)),
+    'S2SP_ERR_DATA_PLANE_DOWN',
+    'mounted, not listening, no publicUrl',
+  );
   await app.listen({ host: '127.0.0.1', port: 0 });
   const url = plane.resourceUrlFor(token);
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/internal\/s2sp\/data\//);

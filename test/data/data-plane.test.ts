@@ -380,7 +380,6 @@ async function listen(app: FastifyInstance): Promise<string> {
   return `http://127.0.0.1:${address.port}`;
 }
 
-
 function bigRows(n: number): Row[] {
   return Array.from({ length: n }, (_, i) => ({ time: 1517966773840 + i, mag: (i % 90) / 10, place: `${i} km NNE of Somewhere, CA` }));
 }

@@ -24,8 +24,19 @@ import { MATRIX, MATRIX_ROWS, matrixTable } from '../support/type-matrix.js';
 const ARROW = 'application/vnd.apache.arrow.stream';
 /** The layouts the Arrow fast path writes (as take-rows.ts gathers them). */
 const FLAT = new Set<Type>([
-  Type.Null, Type.Bool, Type.Int, Type.Float, Type.Decimal, Type.Date, Type.Time, Type.Timestamp,
-  Type.Duration, Type.Interval, Type.FixedSizeBinary, Type.Utf8, Type.Binary,
+  Type.Null,
+  Type.Bool,
+  Type.Int,
+  Type.Float,
+  Type.Decimal,
+  Type.Date,
+  Type.Time,
+  Type.Timestamp,
+  Type.Duration,
+  Type.Interval,
+  Type.FixedSizeBinary,
+  Type.Utf8,
+  Type.Binary,
 ]);
 
 interface Planes {
@@ -101,7 +112,7 @@ function exactRows(bytes: Uint8Array): unknown {
   return { schema: table.schema.fields.map((f) => `${f.name}: ${String(f.type)} ${f.nullable}`), rows: rowsFromTable(table) };
 }
 
-test('every type of the type matrix, alone and together: the fast path writes the chunked path\'s bytes (JSON and Arrow)', async (t) => {
+test("every type of the type matrix, alone and together: the fast path writes the chunked path's bytes (JSON and Arrow)", async (t) => {
   const p = await planes(t);
   const table = matrixTable();
   const scattered = [5, 0, 3, 3, 1]; // unsorted, a duplicate, the null row (5)

@@ -40,7 +40,7 @@ function fortyMegabytes() {
   return tableFromArrays({ id: Int32Array.from({ length: rows }, (_, i) => i), x: Float64Array.from({ length: rows }, (_, i) => i / 7) });
 }
 
-test('regression: behind the metrics\' byte counter, a large answer was committed before the client read it', { timeout: 60_000 }, async (t) => {
+test("regression: behind the metrics' byte counter, a large answer was committed before the client read it", { timeout: 60_000 }, async (t) => {
   // The whole cached stream is written into the counter at once, before anything reached the
   // socket: the commit took the socket's empty buffer for "sent" and consumed the token while the
   // client had read nothing (a hang-up then lost the data).
@@ -55,42 +55,50 @@ test('regression: behind the metrics\' byte counter, a large answer was committe
   assert.deepEqual(await plane.store.settled(token), ['commit']);
 });
 
-test('one token fetched in full twice: Redis (AOF) stopped mid-transfer, back on its data; at most one complete transfer', { skip: redisSkipReason(), timeout: 120_000 }, async (t) => {
-  const redis = await startRedisServer({ appendOnly: true });
-  t.after(() => redis.stop());
-  const replica = () => new RedisStore({ url: redis.url, leaseTimeoutMs: 1000, commandTimeoutMs: 2000 });
-  const storeA = replica();
-  const storeB = replica();
-  await Promise.all([storeA.ready(), storeB.ready()]);
-  const a = await startPlane(t, { store: storeA, workers: 0 });
-  const b = await startPlane(t, { store: storeB, workers: 0 });
-  // Replica A puts the body, so it serves the fetch from its local copy.
-  const { token } = await a.store.put(fortyMegabytes());
-  const bodyBytes = (await storeA.stats()).localBytes!;
-  assert.ok(bodyBytes > 35_000_000, `a body of ${bodyBytes} bytes`);
+test(
+  'one token fetched in full twice: Redis (AOF) stopped mid-transfer, back on its data; at most one complete transfer',
+  { skip: redisSkipReason(), timeout: 120_000 },
+  async (t) => {
+    const redis = await startRedisServer({ appendOnly: true });
+    t.after(() => redis.stop());
+    const replica = () => new RedisStore({ url: redis.url, leaseTimeoutMs: 1000, commandTimeoutMs: 2000 });
+    const storeA = replica();
+    const storeB = replica();
+    await Promise.all([storeA.ready(), storeB.ready()]);
+    const a = await startPlane(t, { store: storeA, workers: 0 });
+    const b = await startPlane(t, { store: storeB, workers: 0 });
+    // Replica A puts the body, so it serves the fetch from its local copy.
+    const { token } = await a.store.put(fortyMegabytes());
+    const bodyBytes = (await storeA.stats()).localBytes!;
+    assert.ok(bodyBytes > 35_000_000, `a body of ${bodyBytes} bytes`);
 
-  const transfer = heldFetch(`${a.base}/s2sp/data/${token}`);
-  await transfer.answered; // the transfer is streaming, held by a client that reads nothing yet
-  await takeRedisDown(redis); // SIGTERM: Redis writes its append-only file and exits
-  const first = await transfer.read();
-  await redis.restart(); // the same port and dir: back on its data
+    const transfer = heldFetch(`${a.base}/s2sp/data/${token}`);
+    await transfer.answered; // the transfer is streaming, held by a client that reads nothing yet
+    await takeRedisDown(redis); // SIGTERM: Redis writes its append-only file and exits
+    const first = await transfer.read();
+    await redis.restart(); // the same port and dir: back on its data
 
-  // A's lease came back with Redis: B sees 409 until it times out, and 503 until it reconnected.
-  let second: RawResponse | undefined;
-  await eventually(async () => {
-    second = await b.post(token, {}, { accept: ARROW });
-    return second.status !== 409 && second.status !== 503;
-  }, 20_000, 'replica B answers the token');
-  const completes = [
-    isComplete(first.status, first.complete, first.body, 'arrow'),
-    isComplete(second!.status, second!.complete, second!.bytes, 'arrow'),
-  ];
-  assert.ok(completes.filter(Boolean).length <= 1, `two complete transfers of one token (A: ${first.body.byteLength} bytes, B: ${second!.bytes.byteLength} bytes)`);
-  assert.deepEqual(completes, [false, true], 'A, whose consume Redis never recorded, is cut; the token stays for one complete transfer');
-  assert.ok(first.body.byteLength < bodyBytes, 'A held back its last bytes');
-  assert.equal(second!.bytes.byteLength, bodyBytes);
-  assert.equal((await b.post(token, {}, { accept: ARROW })).status, 404, 'consumed by B');
-});
+    // A's lease came back with Redis: B sees 409 until it times out, and 503 until it reconnected.
+    let second: RawResponse | undefined;
+    await eventually(
+      async () => {
+        second = await b.post(token, {}, { accept: ARROW });
+        return second.status !== 409 && second.status !== 503;
+      },
+      20_000,
+      'replica B answers the token',
+    );
+    const completes = [isComplete(first.status, first.complete, first.body, 'arrow'), isComplete(second!.status, second!.complete, second!.bytes, 'arrow')];
+    assert.ok(
+      completes.filter(Boolean).length <= 1,
+      `two complete transfers of one token (A: ${first.body.byteLength} bytes, B: ${second!.bytes.byteLength} bytes)`,
+    );
+    assert.deepEqual(completes, [false, true], 'A, whose consume Redis never recorded, is cut; the token stays for one complete transfer');
+    assert.ok(first.body.byteLength < bodyBytes, 'A held back its last bytes');
+    assert.equal(second!.bytes.byteLength, bodyBytes);
+    assert.equal((await b.post(token, {}, { accept: ARROW })).status, 404, 'consumed by B');
+  },
+);
 
 /**
  * `store` with commits that fail as a shared store's do: `unavailable` (the
@@ -144,14 +152,21 @@ for (const outcome of ['unavailable', 'lost'] as const) {
       if (small === true) {
         // Committed before any byte is sent: the failed commit is the answer.
         const refused = await faulty.post(token, request, headers);
-        assertErrorDocument(refused, outcome === 'unavailable' ? 503 : 404, outcome === 'unavailable' ? 'S2SP_ERR_STORE_UNAVAILABLE' : 'S2SP_ERR_TOKEN_NOT_FOUND');
+        assertErrorDocument(
+          refused,
+          outcome === 'unavailable' ? 503 : 404,
+          outcome === 'unavailable' ? 'S2SP_ERR_STORE_UNAVAILABLE' : 'S2SP_ERR_TOKEN_NOT_FOUND',
+        );
       }
       // A response of a few kilobytes stays corked through the commit, so its cut is a connection
       // closed before any response (the client's 'socket hang up'); a larger one is a response cut short.
-      const cut = small === true ? undefined : await faulty.post(token, request, headers).catch((error: NodeJS.ErrnoException) => {
-        assert.equal(error.code, 'ECONNRESET', `${path}: ${error.message}`);
-        return undefined;
-      });
+      const cut =
+        small === true
+          ? undefined
+          : await faulty.post(token, request, headers).catch((error: NodeJS.ErrnoException) => {
+              assert.equal(error.code, 'ECONNRESET', `${path}: ${error.message}`);
+              return undefined;
+            });
       if (cut !== undefined) {
         const body = gzip === true && cut.complete ? gunzipSync(cut.bytes) : cut.bytes;
         assert.equal(isComplete(cut.status, cut.complete, body, kind), false, `${path}: a transfer whose commit failed ended complete`);

@@ -74,7 +74,12 @@ test('a client that hangs up has its chunk tasks still queued in the pool droppe
     threads: real.threads,
     run(task, options) {
       const run = real.run(task, options);
-      settled.push(run.then(() => 'done', (error: Error) => error.name));
+      settled.push(
+        run.then(
+          () => 'done',
+          (error: Error) => error.name,
+        ),
+      );
       if (settled.length === 2) bothHandedOver();
       return run;
     },
@@ -100,6 +105,6 @@ test('a client that hangs up has its chunk tasks still queued in the pool droppe
   const result = await firstAnswer;
   assert.equal(result.status, 200, result.text.slice(0, 200));
   assert.equal(await settled[0], 'done');
-  assert.equal(Atomics.load(slots, 1), 1, 'the worker started only the first client\'s task');
+  assert.equal(Atomics.load(slots, 1), 1, "the worker started only the first client's task");
   await waitUntilIdle(store, queued);
 });

@@ -54,7 +54,10 @@ function storeEvents(store: MemoryStore, type: StoreEvent['type'], count: number
   });
 }
 
-async function planeWithMetrics(t: TestContext, options: { chunkRows?: number } = {}): Promise<{ plane: Plane; registry: Registry; closes: (n: number) => Promise<void>; store: MemoryStore }> {
+async function planeWithMetrics(
+  t: TestContext,
+  options: { chunkRows?: number } = {},
+): Promise<{ plane: Plane; registry: Registry; closes: (n: number) => Promise<void>; store: MemoryStore }> {
   const registry = new Registry();
   const store = new MemoryStore();
   let closes!: (n: number) => Promise<void>;
@@ -68,7 +71,13 @@ test('metrics: exact counts after minting, fetching, expiring, revoking, a 404 a
 
   // Before any traffic every counter is there, at zero.
   const before = await scrape(metricsUrl);
-  for (const name of ['s2sp_tokens_minted_total', 's2sp_tokens_consumed_total', 's2sp_tokens_expired_total', 's2sp_tokens_revoked_total', 's2sp_store_errors_total']) {
+  for (const name of [
+    's2sp_tokens_minted_total',
+    's2sp_tokens_consumed_total',
+    's2sp_tokens_expired_total',
+    's2sp_tokens_revoked_total',
+    's2sp_store_errors_total',
+  ]) {
     assert.equal(valueOf(before, name), 0, name);
   }
   assert.equal(valueOf(before, 's2sp_store_up'), 1);

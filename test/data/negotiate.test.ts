@@ -59,10 +59,13 @@ test('only codecs a client lists are asked about (a codec may load a native addo
   const support: NegotiationSupport = { arrow: true, codec: (codec) => (asked.push(codec), false) };
   assert.deepEqual(negotiateFormat(`${ARROW}, application/json;q=0.5`, support), { kind: 'arrow' });
   assert.deepEqual(asked, []);
-  assert.throws(() => negotiateFormat(`${ARROW}; codecs="zstd"`, support), (error: { code: string; message: string }) => {
-    assert.equal(error.code, 'S2SP_ERR_ACCEPT_UNSUPPORTED');
-    assert.match(error.message, /not available on this server: zstd/);
-    return true;
-  });
+  assert.throws(
+    () => negotiateFormat(`${ARROW}; codecs="zstd"`, support),
+    (error: { code: string; message: string }) => {
+      assert.equal(error.code, 'S2SP_ERR_ACCEPT_UNSUPPORTED');
+      assert.match(error.message, /not available on this server: zstd/);
+      return true;
+    },
+  );
   assert.deepEqual(asked, ['zstd']);
 });

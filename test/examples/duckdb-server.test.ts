@@ -98,7 +98,7 @@ test('a query result reaches the data plane as Arrow with DuckDB types, no rows 
   assert.ok((table.getChild('delay')?.get(0) as bigint) >= 600n);
 });
 
-test('the agent\'s SQL reads the one file and nothing else', async (t) => {
+test("the agent's SQL reads the one file and nothing else", async (t) => {
   const client = await mcpClient(t);
   const result = (await client.callTool({
     name: 'query',

@@ -37,8 +37,10 @@ async function setup(t: TestContext, options: { bodyLimit?: number } = {}) {
   return { store, base, mint, url: (token: string) => `${base}/s2sp/data/${token}` };
 }
 
-
-for (const [format, accept] of [['JSON', undefined], ['Arrow', ARROW]] as const) {
+for (const [format, accept] of [
+  ['JSON', undefined],
+  ['Arrow', ARROW],
+] as const) {
   test(`100 concurrent fetches of one token (${format}): exactly one complete 200, the rest 404/409, no 5xx`, async (t) => {
     const s = await setup(t);
     const table = tableFromRows(rows(30_000));
@@ -46,12 +48,13 @@ for (const [format, accept] of [['JSON', undefined], ['Arrow', ARROW]] as const)
     const token = await s.mint(table);
     const agent = new Agent({ maxSockets: 200 });
     t.after(() => agent.destroy());
-    const outcomes = await Promise.all(
-      Array.from({ length: 100 }, () => httpRequest(s.url(token), { agent, headers: accept ? { accept } : {} })),
-    );
+    const outcomes = await Promise.all(Array.from({ length: 100 }, () => httpRequest(s.url(token), { agent, headers: accept ? { accept } : {} })));
     const statuses = outcomes.map((o) => o.status);
     assert.equal(statuses.filter((st) => st === 200).length, 1, `statuses: ${statuses}`);
-    assert.ok(statuses.every((st) => st === 200 || st === 404 || st === 409), `statuses: ${statuses}`);
+    assert.ok(
+      statuses.every((st) => st === 200 || st === 404 || st === 409),
+      `statuses: ${statuses}`,
+    );
     const winner = outcomes.find((o) => o.status === 200)!;
     assert.ok(winner.complete);
     assert.deepEqual(winner.body, reference.body, 'the one 200 carries the full body');
@@ -64,7 +67,11 @@ for (const [format, accept] of [['JSON', undefined], ['Arrow', ARROW]] as const)
   });
 }
 
-for (const [format, accept] of [['JSON', undefined], ['Arrow', ARROW], ['Arrow+LZ4', ARROW_LZ4]] as const) {
+for (const [format, accept] of [
+  ['JSON', undefined],
+  ['Arrow', ARROW],
+  ['Arrow+LZ4', ARROW_LZ4],
+] as const) {
   test(`a client that hangs up mid-stream (${format}) loses nothing: retry is byte-identical, then 404`, async (t) => {
     const s = await setup(t);
     // Far larger than what loopback socket buffers hold (a few MB): a response that fits in them
@@ -113,7 +120,12 @@ const HOSTILE: HostileCase[] = [
   { name: 'JSON number', status: 400, code: BODY, send: (s, t) => post(s, t, '42') },
   { name: 'JSON true', status: 400, code: BODY, send: (s, t) => post(s, t, 'true') },
   { name: 'JSON null', status: 400, code: BODY, send: (s, t) => post(s, t, 'null') },
-  { name: 'invalid UTF-8 bytes', status: 400, code: BODY, send: (s, t) => httpRequest(s.url(t), { body: Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), headers: JSON_HEADERS }) },
+  {
+    name: 'invalid UTF-8 bytes',
+    status: 400,
+    code: BODY,
+    send: (s, t) => httpRequest(s.url(t), { body: Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), headers: JSON_HEADERS }),
+  },
   // row_ids of the wrong type or out of range
   { name: 'row_ids a string', status: 400, code: IDS, send: (s, t) => post(s, t, '{"row_ids": "1,2"}') },
   { name: 'row_ids an object', status: 400, code: IDS, send: (s, t) => post(s, t, '{"row_ids": {"0": 1}}') },
@@ -145,13 +157,28 @@ const HOSTILE: HostileCase[] = [
   // Content type and size
   { name: 'body without a content type', status: 415, code: 'S2SP_ERR_CONTENT_TYPE_UNSUPPORTED', send: (s, t) => post(s, t, '{}', {}) },
   { name: 'text/plain body', status: 415, code: 'S2SP_ERR_CONTENT_TYPE_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { 'content-type': 'text/plain' }) },
-  { name: 'form body', status: 415, code: 'S2SP_ERR_CONTENT_TYPE_UNSUPPORTED', send: (s, t) => post(s, t, 'a=1', { 'content-type': 'application/x-www-form-urlencoded' }) },
-  { name: 'body over the limit', status: 413, code: 'S2SP_ERR_REQUEST_TOO_LARGE', send: (s, t) => post(s, t, JSON.stringify({ row_ids: [0], pad: 'x'.repeat(20_000) })) },
+  {
+    name: 'form body',
+    status: 415,
+    code: 'S2SP_ERR_CONTENT_TYPE_UNSUPPORTED',
+    send: (s, t) => post(s, t, 'a=1', { 'content-type': 'application/x-www-form-urlencoded' }),
+  },
+  {
+    name: 'body over the limit',
+    status: 413,
+    code: 'S2SP_ERR_REQUEST_TOO_LARGE',
+    send: (s, t) => post(s, t, JSON.stringify({ row_ids: [0], pad: 'x'.repeat(20_000) })),
+  },
   // Tokens
   { name: 'short token', status: 404, code: NOT_FOUND, send: (s) => raw(s, '/s2sp/data/abc') },
   { name: 'long token', status: 404, code: NOT_FOUND, send: (s, t) => raw(s, `/s2sp/data/${t}${t}`) },
   { name: 'token with a non-base64url character', status: 404, code: NOT_FOUND, send: (s, t) => raw(s, `/s2sp/data/${t.slice(0, 42)}!`) },
-  { name: 'URL-encoded token', status: 404, code: NOT_FOUND, send: (s, t) => raw(s, `/s2sp/data/${[...t].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')}`) },
+  {
+    name: 'URL-encoded token',
+    status: 404,
+    code: NOT_FOUND,
+    send: (s, t) => raw(s, `/s2sp/data/${[...t].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')}`),
+  },
   { name: 'path traversal', status: 404, code: NOT_FOUND, send: (s) => raw(s, '/s2sp/data/..%2F..%2Fetc%2Fpasswd') },
   { name: 'path traversal after the token', status: 404, code: NOT_FOUND, send: (s, t) => raw(s, `/s2sp/data/${t}/../${t}`) },
   { name: 'empty token', status: 404, code: NOT_FOUND, send: (s) => raw(s, '/s2sp/data/') },
@@ -163,9 +190,24 @@ const HOSTILE: HostileCase[] = [
   // Accept
   { name: 'Accept text/html', status: 406, code: 'S2SP_ERR_ACCEPT_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: 'text/html' }) },
   { name: 'Accept text/csv', status: 406, code: 'S2SP_ERR_ACCEPT_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: 'text/csv' }) },
-  { name: 'Accept Arrow file format', status: 406, code: 'S2SP_ERR_ACCEPT_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: 'application/vnd.apache.arrow.file' }) },
-  { name: 'unsupported codec', status: 406, code: 'S2SP_ERR_ACCEPT_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: `${ARROW}; codecs="brotli"` }) },
-  { name: 'JSON refused with q=0', status: 406, code: 'S2SP_ERR_ACCEPT_UNSUPPORTED', send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: 'application/json;q=0' }) },
+  {
+    name: 'Accept Arrow file format',
+    status: 406,
+    code: 'S2SP_ERR_ACCEPT_UNSUPPORTED',
+    send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: 'application/vnd.apache.arrow.file' }),
+  },
+  {
+    name: 'unsupported codec',
+    status: 406,
+    code: 'S2SP_ERR_ACCEPT_UNSUPPORTED',
+    send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: `${ARROW}; codecs="brotli"` }),
+  },
+  {
+    name: 'JSON refused with q=0',
+    status: 406,
+    code: 'S2SP_ERR_ACCEPT_UNSUPPORTED',
+    send: (s, t) => post(s, t, '{}', { ...JSON_HEADERS, accept: 'application/json;q=0' }),
+  },
 ];
 
 test(`hostile input on the data plane (${HOSTILE.length} cases): SPEC 3.3 status and code, server up, token kept`, async (t) => {

@@ -24,7 +24,9 @@ async function* generated(n: number): AsyncGenerator<RecordBatch> {
 }
 
 test('batches written as they come are the very bytes of the whole table, in a growable shared buffer', async () => {
-  const table = withRowIds(tableFromArrays({ x: Float64Array.from({ length: 150_000 }, (_, i) => i), s: Array.from({ length: 150_000 }, (_, i) => `v${i % 5}`) }));
+  const table = withRowIds(
+    tableFromArrays({ x: Float64Array.from({ length: 150_000 }, (_, i) => i), s: Array.from({ length: 150_000 }, (_, i) => `v${i % 5}`) }),
+  );
   let claimed = 0;
   const streamed = await sharedIpcFromBatches(table.schema, batchesOf(table.batches), { maxByteLength: 2 ** 30, claim: (n) => (claimed += n) });
   const whole = sharedIpcFromTable(table);

@@ -59,7 +59,16 @@ test('our own "NaN" strings beside numbers keep every value (a JSON-text column)
 });
 
 test('a _row_id beyond 2^53, or a body cut short after a big integer, fails the transfer', () => {
-  assert.equal(codeThrownBy(() => bodyFromJson(utf8('{"body":[{"_row_id":9007199254740993}],"total_rows":1}'))), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID');
-  assert.equal(codeThrownBy(() => bodyFromJson(utf8('{"body":[{"_row_id":0,"id":9007199254740993}'))), 'S2SP_ERR_CONSUMER_RESPONSE_INVALID');
-  assert.equal(codeThrownBy(() => bodyFromJson(utf8('{"body":[{"_row_id":0,"id":9007199254740993}],"total_rows":1}'))), undefined);
+  assert.equal(
+    codeThrownBy(() => bodyFromJson(utf8('{"body":[{"_row_id":9007199254740993}],"total_rows":1}'))),
+    'S2SP_ERR_CONSUMER_RESPONSE_INVALID',
+  );
+  assert.equal(
+    codeThrownBy(() => bodyFromJson(utf8('{"body":[{"_row_id":0,"id":9007199254740993}'))),
+    'S2SP_ERR_CONSUMER_RESPONSE_INVALID',
+  );
+  assert.equal(
+    codeThrownBy(() => bodyFromJson(utf8('{"body":[{"_row_id":0,"id":9007199254740993}],"total_rows":1}'))),
+    undefined,
+  );
 });

@@ -47,10 +47,18 @@ function assertSameAtEveryCut(text: string | Buffer): void {
   const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
   const expected = outcome(() => bodyFromJson(bytes));
   for (const runBytes of RUN_SIZES) {
-    assert.deepStrictEqual(outcome(() => streamed(bytes, [], runBytes)), expected, `whole: ${bytes.toString('utf8', 0, 200)}`);
+    assert.deepStrictEqual(
+      outcome(() => streamed(bytes, [], runBytes)),
+      expected,
+      `whole: ${bytes.toString('utf8', 0, 200)}`,
+    );
     for (let cut = 0; cut <= bytes.length; cut++) {
       const at = `cut at ${cut}, runs of ${runBytes}: ${bytes.toString('utf8', 0, 200)}`;
-      assert.deepStrictEqual(outcome(() => streamed(bytes, [cut], runBytes)), expected, at);
+      assert.deepStrictEqual(
+        outcome(() => streamed(bytes, [cut], runBytes)),
+        expected,
+        at,
+      );
     }
   }
 }
@@ -58,7 +66,11 @@ function assertSameAtEveryCut(text: string | Buffer): void {
 /** The decoder fed one byte at a time (every boundary at once, state carried through each). */
 function assertSameByteByByte(bytes: Buffer): void {
   const cuts = Array.from({ length: bytes.length }, (_, i) => i);
-  for (const runBytes of RUN_SIZES) assert.deepStrictEqual(outcome(() => streamed(bytes, cuts, runBytes)), outcome(() => bodyFromJson(bytes)));
+  for (const runBytes of RUN_SIZES)
+    assert.deepStrictEqual(
+      outcome(() => streamed(bytes, cuts, runBytes)),
+      outcome(() => bodyFromJson(bytes)),
+    );
 }
 
 const SAMPLE =
@@ -78,7 +90,12 @@ test('every type of the type matrix, as the data plane writes it: the same at ev
   assertSameByteByByte(bytes);
   // Every cut of a large document is slow: every cut of the first rows, then a stride.
   for (let cut = 0; cut <= bytes.length; cut += cut < 2000 ? 1 : 7) {
-    for (const runBytes of [undefined, 40]) assert.deepStrictEqual(outcome(() => streamed(bytes, [cut], runBytes)), outcome(() => bodyFromJson(bytes)), `cut at ${cut}`);
+    for (const runBytes of [undefined, 40])
+      assert.deepStrictEqual(
+        outcome(() => streamed(bytes, [cut], runBytes)),
+        outcome(() => bodyFromJson(bytes)),
+        `cut at ${cut}`,
+      );
   }
   assert.equal(outcome(() => bodyFromJson(bytes)).ok, true);
 });
@@ -89,7 +106,11 @@ test('rows beyond one decoding run (many rows, chunks of many sizes) come out wh
   const expected = outcome(() => bodyFromJson(bytes));
   for (const size of [1, 4093, 65536, 1 << 20]) {
     const cuts = Array.from({ length: Math.floor((bytes.length - 1) / size) }, (_, k) => (k + 1) * size);
-    assert.deepStrictEqual(outcome(() => streamed(bytes, cuts)), expected, `chunks of ${size}`);
+    assert.deepStrictEqual(
+      outcome(() => streamed(bytes, cuts)),
+      expected,
+      `chunks of ${size}`,
+    );
   }
 });
 
@@ -143,7 +164,12 @@ test('documents that are cut short, malformed or not ours: the same error (or re
     const cutShort = whole.subarray(0, end);
     const expected = outcome(() => bodyFromJson(cutShort));
     assert.equal(expected.ok, false);
-    for (const runBytes of RUN_SIZES) assert.deepStrictEqual(outcome(() => streamed(cutShort, [end >> 1], runBytes)), expected, `cut short at ${end}`);
+    for (const runBytes of RUN_SIZES)
+      assert.deepStrictEqual(
+        outcome(() => streamed(cutShort, [end >> 1], runBytes)),
+        expected,
+        `cut short at ${end}`,
+      );
   }
 });
 
@@ -169,6 +195,11 @@ test('a body spaced as Python json.dumps writes it (", " and ": ") is cut at its
   assert.equal(expected.ok, true);
   for (const size of [1, 4093, 65536, 1 << 20]) {
     const cuts = Array.from({ length: Math.floor(bytes.length / size) }, (_, k) => (k + 1) * size);
-    for (const runBytes of [undefined, 4096]) assert.deepStrictEqual(outcome(() => streamed(bytes, cuts, runBytes)), expected, `chunks of ${size}, runs of ${runBytes}`);
+    for (const runBytes of [undefined, 4096])
+      assert.deepStrictEqual(
+        outcome(() => streamed(bytes, cuts, runBytes)),
+        expected,
+        `chunks of ${size}, runs of ${runBytes}`,
+      );
   }
 });

@@ -43,7 +43,10 @@ test('total_rows and columns_returned describe the encoded table', () => {
   const { doc } = documentOf(new Table([takeRows(tableFromRows(rows), Int32Array.of(3, 4, 150))]));
   assert.equal(doc.total_rows, 3);
   assert.deepEqual(doc.columns_returned, ['_row_id', 'id', 'name', 'score', 'nested']);
-  assert.deepEqual(doc.body.map((r: { _row_id: number }) => r._row_id), [3, 4, 150]);
+  assert.deepEqual(
+    doc.body.map((r: { _row_id: number }) => r._row_id),
+    [3, 4, 150],
+  );
 });
 
 test('an empty table encodes an empty body', () => {
@@ -54,7 +57,10 @@ test('an empty table encodes an empty body', () => {
 test('NaN and the infinities in a Float64 column come out as the strings "NaN", "Infinity", "-Infinity"; -0 as -0.0', () => {
   const table = withRowIds(tableFromArrays({ x: Float64Array.from([1.5, NaN, Infinity, -Infinity, -0, 2]) }));
   const text = [...jsonBodyChunks(table)].join('');
-  assert.ok(text.includes('"x":1.5},{"_row_id":1,"x":"NaN"},{"_row_id":2,"x":"Infinity"},{"_row_id":3,"x":"-Infinity"},{"_row_id":4,"x":-0.0},{"_row_id":5,"x":2.0}'), text);
+  assert.ok(
+    text.includes('"x":1.5},{"_row_id":1,"x":"NaN"},{"_row_id":2,"x":"Infinity"},{"_row_id":3,"x":"-Infinity"},{"_row_id":4,"x":-0.0},{"_row_id":5,"x":2.0}'),
+    text,
+  );
   const { doc } = documentOf(table);
   assert.deepEqual(
     doc.body.map((r: { x: unknown }) => r.x),
@@ -97,7 +103,12 @@ test('column names are escaped as JSON keys', () => {
 });
 
 test('int64, bool and null columns encode as JSON scalars', () => {
-  const { doc } = documentOf(tableFromRows([{ t: 1517966773840, b: true, z: null }, { t: null, b: false }]));
+  const { doc } = documentOf(
+    tableFromRows([
+      { t: 1517966773840, b: true, z: null },
+      { t: null, b: false },
+    ]),
+  );
   assert.deepEqual(doc.body, [
     { _row_id: 0, t: 1517966773840, b: true, z: null },
     { _row_id: 1, t: null, b: false, z: null },

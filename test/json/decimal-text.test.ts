@@ -40,11 +40,16 @@ test('Python str(Decimal) forms: plain, trailing zeros kept, scientific for tiny
 
 test('property: the text is the exact value, for every width and scale', () => {
   fc.assert(
-    fc.property(fc.constantFrom(32, 64, 128, 256), fc.integer({ min: -5, max: 40 }), fc.bigInt({ min: -(2n ** 255n), max: 2n ** 255n - 1n }), (bits, scale, raw) => {
-      const value = BigInt.asIntN(bits, raw);
-      const text = decimalText(words(value, bits), 0, bits / 32, scale);
-      assert.equal(unscaledOf(text, scale), value, text);
-    }),
+    fc.property(
+      fc.constantFrom(32, 64, 128, 256),
+      fc.integer({ min: -5, max: 40 }),
+      fc.bigInt({ min: -(2n ** 255n), max: 2n ** 255n - 1n }),
+      (bits, scale, raw) => {
+        const value = BigInt.asIntN(bits, raw);
+        const text = decimalText(words(value, bits), 0, bits / 32, scale);
+        assert.equal(unscaledOf(text, scale), value, text);
+      },
+    ),
     { numRuns: 3000 },
   );
 });

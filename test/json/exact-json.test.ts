@@ -21,11 +21,23 @@ const readers: Array<[string, (text: string) => unknown]> = [
 ];
 
 test('integers beyond 2^53 come back exact, as bigints; safe ones as numbers', () => {
-  const text = '[9007199254740991, 9007199254740992, 9007199254740993, -9223372036854775808, 18446744073709551615, 123456789012345678901234567890, 1234567890123456, -0, 0, 12]';
+  const text =
+    '[9007199254740991, 9007199254740992, 9007199254740993, -9223372036854775808, 18446744073709551615, 123456789012345678901234567890, 1234567890123456, -0, 0, 12]';
   for (const [name, read] of readers) {
     assert.deepStrictEqual(
       read(text),
-      [9007199254740991, 9007199254740992n, 9007199254740993n, -9223372036854775808n, 18446744073709551615n, 123456789012345678901234567890n, 1234567890123456, -0, 0, 12],
+      [
+        9007199254740991,
+        9007199254740992n,
+        9007199254740993n,
+        -9223372036854775808n,
+        18446744073709551615n,
+        123456789012345678901234567890n,
+        1234567890123456,
+        -0,
+        0,
+        12,
+      ],
       name,
     );
   }
@@ -40,7 +52,11 @@ test('float literals stay numbers however long, as JSON.parse reads them', () =>
 
 test('bare NaN, Infinity and -Infinity (what Python json.dumps writes) are read as the numbers', () => {
   for (const [name, read] of readers) {
-    assert.deepStrictEqual(read('{"a": NaN, "b": [Infinity, -Infinity], "c": 9007199254740993}'), { a: NaN, b: [Infinity, -Infinity], c: 9007199254740993n }, name);
+    assert.deepStrictEqual(
+      read('{"a": NaN, "b": [Infinity, -Infinity], "c": 9007199254740993}'),
+      { a: NaN, b: [Infinity, -Infinity], c: 9007199254740993n },
+      name,
+    );
   }
 });
 
@@ -75,13 +91,40 @@ test('strings, escapes, keys and __proto__ read as JSON.parse reads them', () =>
 });
 
 test('rows that repeat their keys (the key cache) and rows that change them read right', () => {
-  const text = JSON.stringify([{ a: 1, b: 'x' }, { a: 2, b: 'y' }, { b: 'z', a: 3 }, { ab: 4 }, { a: 5, 'b"': 6 }, { 'b"': 7 }]).replace('}]', ',"n":12345678901234567890}]');
+  const text = JSON.stringify([{ a: 1, b: 'x' }, { a: 2, b: 'y' }, { b: 'z', a: 3 }, { ab: 4 }, { a: 5, 'b"': 6 }, { 'b"': 7 }]).replace(
+    '}]',
+    ',"n":12345678901234567890}]',
+  );
   const expected = [{ a: 1, b: 'x' }, { a: 2, b: 'y' }, { b: 'z', a: 3 }, { ab: 4 }, { a: 5, 'b"': 6 }, { 'b"': 7, n: 12345678901234567890n }];
   for (const [name, read] of readers) assert.deepStrictEqual(read(text), expected, name);
 });
 
 test('text that is not JSON is S2SP_ERR_JSON_SYNTAX, where JSON.parse throws a SyntaxError', () => {
-  const bad = ['', ' ', '[1,]', '{"a":1,}', '01', '1.', '.5', '1e', '+1', '"a', '"\\x"', '"\t"', '[1 2]', '{"a" 1}', '{a:1}', 'nul', 'True', '[', '{"a":1}}', '-', '--1', 'NaNa', '[1]x'];
+  const bad = [
+    '',
+    ' ',
+    '[1,]',
+    '{"a":1,}',
+    '01',
+    '1.',
+    '.5',
+    '1e',
+    '+1',
+    '"a',
+    '"\\x"',
+    '"\t"',
+    '[1 2]',
+    '{"a" 1}',
+    '{a:1}',
+    'nul',
+    'True',
+    '[',
+    '{"a":1}}',
+    '-',
+    '--1',
+    'NaNa',
+    '[1]x',
+  ];
   for (const text of bad) {
     for (const [name, read] of readers) assert.throws(() => read(text), { code: 'S2SP_ERR_JSON_SYNTAX' }, `${name}: ${JSON.stringify(text)}`);
   }
@@ -117,8 +160,14 @@ test('property: 64-bit integers written as digits read back exact, alone and in 
 });
 
 test('stringifyJsonExact writes bigints as digits, -0 and whole numbers beyond 2^53 as floats, the rest as JSON.stringify', () => {
-  assert.equal(stringifyJsonExact({ a: 9007199254740993n, b: [-(2n ** 70n)], c: 'x', d: 1.5 }), '{"a":9007199254740993,"b":[-1180591620717411303424],"c":"x","d":1.5}');
-  assert.equal(stringifyJsonExact([-0, 1e20, 1e21, 2 ** 53, 2 ** 53 - 1, NaN]), '[-0.0,100000000000000000000.0,1e+21,9007199254740992.0,9007199254740991,"NaN"]');
+  assert.equal(
+    stringifyJsonExact({ a: 9007199254740993n, b: [-(2n ** 70n)], c: 'x', d: 1.5 }),
+    '{"a":9007199254740993,"b":[-1180591620717411303424],"c":"x","d":1.5}',
+  );
+  assert.equal(
+    stringifyJsonExact([-0, 1e20, 1e21, 2 ** 53, 2 ** 53 - 1, NaN]),
+    '[-0.0,100000000000000000000.0,1e+21,9007199254740992.0,9007199254740991,"NaN"]',
+  );
   assert.equal(stringifyJsonExact({ when: new Date(0), s: 'plain' }), JSON.stringify({ when: new Date(0), s: 'plain' }));
   // A string that looks like the internal marker stays a string.
   assert.equal(stringifyJsonExact(['\u0000s2sp-number-x:12', 1n]), '["\\u0000s2sp-number-x:12",1]');

@@ -40,7 +40,9 @@ function readmeMainNames(): string[] {
 
 /** The names README lists for `subpath`, from its row of the subpaths table. */
 function readmeSubpathNames(subpath: string): string[] {
-  const row = exportsSection().split('\n').find((line) => line.startsWith(`| \`${subpath}\` | `));
+  const row = exportsSection()
+    .split('\n')
+    .find((line) => line.startsWith(`| \`${subpath}\` | `));
   assert.ok(row !== undefined, `README lists ${subpath}`);
   const cell = row.split(' | ')[1];
   return [...cell.matchAll(/`([A-Za-z_$][\w$]*)(?:\([^`]*\))?`/g)].map(([, name]) => name);
@@ -53,7 +55,11 @@ async function exportedNames(entry: string): Promise<string[]> {
   const names = new Set(values);
   for (const [, list] of declarations.matchAll(/export (?:type )?\{([^}]*)\}/g)) {
     for (const item of list.split(',')) {
-      const name = item.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop();
+      const name = item
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)
+        .pop();
       if (name) names.add(name);
     }
   }

@@ -41,9 +41,7 @@ for (const host of HOSTS) {
       return { sdk: await versionIn(project, host.sdk), zod: await versionIn(project, 'zod') };
     });
     // --no-save: the fixture's manifest stays as written; s2sp joins next to the app's own peers.
-    await cachedStep(project, 's2sp', packed.sha256, () =>
-      npm(project, ['install', '--no-save', '--prefer-offline', '--no-audit', '--no-fund', packed.path]),
-    );
+    await cachedStep(project, 's2sp', packed.sha256, () => npm(project, ['install', '--no-save', '--prefer-offline', '--no-audit', '--no-fund', packed.path]));
     t.diagnostic(`host app peers: ${JSON.stringify(installed)}`);
     assert.equal(installed.sdk, host.version);
     assert.match(installed.zod ?? '', host.zod);

@@ -103,10 +103,14 @@ test('tool wrappers refuse bad limits at registration', () => {
 /** Calls that must throw S2SP_ERR_OPTION_INVALID naming `option`. */
 function assertNamesOption(cases: Array<[string, () => unknown]>): void {
   for (const [option, build] of cases) {
-    assert.throws(build, (error: unknown) => {
-      const { code, message } = error as { code?: string; message: string };
-      return code === 'S2SP_ERR_OPTION_INVALID' && message.startsWith(`option ${option} `);
-    }, `${option}: ${build.toString()}`);
+    assert.throws(
+      build,
+      (error: unknown) => {
+        const { code, message } = error as { code?: string; message: string };
+        return code === 'S2SP_ERR_OPTION_INVALID' && message.startsWith(`option ${option} `);
+      },
+      `${option}: ${build.toString()}`,
+    );
   }
 }
 

@@ -71,7 +71,12 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
   });
   const text = await response.text();
   const json = response.headers.get('content-type')?.startsWith('text/event-stream')
-    ? (text.split('\n').filter((line) => line.startsWith('data: ')).at(-1) ?? 'data: {}').slice(6)
+    ? (
+        text
+          .split('\n')
+          .filter((line) => line.startsWith('data: '))
+          .at(-1) ?? 'data: {}'
+      ).slice(6)
     : text;
   return { status: response.status, answer: JSON.parse(json) as Record<string, unknown> };
 }
@@ -79,7 +84,11 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 test('raw HTTP, 2026-07-28: server/discover, then tools/call with Mcp-Method and Mcp-Name, results carry resultType', async (t) => {
   const url = await startServer(t, 'v2');
   const modern = { 'mcp-protocol-version': MODERN };
-  const discover = await post(url, { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: META } }, { ...modern, 'mcp-method': 'server/discover' });
+  const discover = await post(
+    url,
+    { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: META } },
+    { ...modern, 'mcp-method': 'server/discover' },
+  );
   assert.equal(discover.status, 200);
   const found = discover.answer.result as { supportedVersions: string[]; capabilities: { tools?: unknown }; resultType: string };
   assert.ok(found.supportedVersions.includes(MODERN));

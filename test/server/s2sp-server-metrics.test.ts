@@ -50,7 +50,11 @@ test('S2SPServer registry: both sides count one round trip; a consumer-only serv
   }
   assert.equal(fetches, 1);
   assert.equal(bytes, answer.bytesReceived);
-  assert.equal([...consumerSide.keys()].some((key) => key.startsWith('s2sp_tokens_')), false, 'no store on the consumer');
+  assert.equal(
+    [...consumerSide.keys()].some((key) => key.startsWith('s2sp_tokens_')),
+    false,
+    'no store on the consumer',
+  );
 
   const resourceSide = await scrape(`${resourceUrl}/metrics`);
   assert.equal(valueOf(resourceSide, 's2sp_tokens_minted_total'), 1);

@@ -12,7 +12,10 @@ import { connectInMemory } from '../support/in-memory-client.js';
 import { expectConsumed } from '../support/expect-consumed.js';
 import { watchLeases } from '../support/lease-watch.js';
 
-const ROWS = [{ a: 1, b: 'x' }, { a: 2, b: 'y' }];
+const ROWS = [
+  { a: 1, b: 'x' },
+  { a: 2, b: 'y' },
+];
 
 function envelopeOf(result: unknown): { resource_url: string } {
   return JSON.parse(((result as CallToolResult).content[0] as { text: string }).text);

@@ -40,8 +40,19 @@ const ALL_IDS = Array.from({ length: MATRIX_ROWS }, (_, i) => i);
 const NAMES = MATRIX.map((c) => c.name);
 /** The layouts take-rows.ts gathers: a scattered selection of only these is gathered, not sliced. */
 const GATHERED_TYPES = new Set<Type>([
-  Type.Null, Type.Bool, Type.Int, Type.Float, Type.Decimal, Type.Date, Type.Time, Type.Timestamp,
-  Type.Duration, Type.Interval, Type.FixedSizeBinary, Type.Utf8, Type.Binary,
+  Type.Null,
+  Type.Bool,
+  Type.Int,
+  Type.Float,
+  Type.Decimal,
+  Type.Date,
+  Type.Time,
+  Type.Timestamp,
+  Type.Duration,
+  Type.Interval,
+  Type.FixedSizeBinary,
+  Type.Utf8,
+  Type.Binary,
 ]);
 const FLAT = MATRIX.filter((c) => GATHERED_TYPES.has(c.data.typeId as Type));
 const POLARS_READABLE = MATRIX.filter((c) => c.polars !== 'unreadable').map((c) => c.name);
@@ -111,14 +122,25 @@ function cells(vector: Vector, ids: readonly number[]): unknown[] {
 function assertArrowMatchesSource(bytes: Buffer, names: readonly string[], ids: readonly number[], label: string): void {
   const columns = columnsNamed(names);
   const decoded = tableFromIPC(bytes);
-  assert.deepEqual(decoded.schema.fields.map((f) => f.name), ['_row_id', ...names], `${label}: columns`);
+  assert.deepEqual(
+    decoded.schema.fields.map((f) => f.name),
+    ['_row_id', ...names],
+    `${label}: columns`,
+  );
   assert.deepEqual(Array.from(decoded.getChild('_row_id')!), [...ids], `${label}: _row_id`);
   const source = matrixTable();
   for (const column of columns) {
     const expectedType = DataType.isDictionary(column.data.type) ? column.data.type.dictionary : column.data.type;
     assert.equal(String(decoded.getChild(column.name)!.type), String(expectedType), `${label}: type of ${column.name}`);
     if (column.polars === 'unreadable') {
-      assert.deepEqual(cells(decoded.getChild(column.name)!, ids.map((_, k) => k)), cells(source.getChild(column.name)!, ids), `${label}: ${column.name}`);
+      assert.deepEqual(
+        cells(
+          decoded.getChild(column.name)!,
+          ids.map((_, k) => k),
+        ),
+        cells(source.getChild(column.name)!, ids),
+        `${label}: ${column.name}`,
+      );
     }
   }
   if (columns.some((c) => c.polars === 'unreadable')) return;
@@ -136,11 +158,7 @@ function assertArrowMatchesSource(bytes: Buffer, names: readonly string[], ids: 
 
 function assertJsonBody(bytes: Buffer, ids: readonly number[], columns: readonly MatrixColumn[], label: string): void {
   const names = ['_row_id', ...columns.map((c) => c.name)];
-  assert.equal(
-    bytes.toString('utf8'),
-    `{"body":${rowsText(ids, columns)},"total_rows":${ids.length},"columns_returned":${JSON.stringify(names)}}`,
-    label,
-  );
+  assert.equal(bytes.toString('utf8'), `{"body":${rowsText(ids, columns)},"total_rows":${ids.length},"columns_returned":${JSON.stringify(names)}}`, label);
 }
 
 /** Everything the matrix must survive, through one way of calling the tool. */
@@ -159,7 +177,12 @@ async function checkServed(call: CallMatrix, label: string): Promise<void> {
     someColumns,
     `${label}: JSON rows 0, 3, 4`,
   );
-  assertJsonBody((await post(await freshUrl(call), { row_ids: [1, 3, 5], columns: FLAT.map((c) => c.name) })).bytes, [1, 3, 5], FLAT, `${label}: JSON gathered`);
+  assertJsonBody(
+    (await post(await freshUrl(call), { row_ids: [1, 3, 5], columns: FLAT.map((c) => c.name) })).bytes,
+    [1, 3, 5],
+    FLAT,
+    `${label}: JSON gathered`,
+  );
 
   // Sync mode: the body rides in the envelope, in the same encoding.
   const syncDomains = ['int64', 'float64'];
@@ -185,7 +208,12 @@ async function checkServed(call: CallMatrix, label: string): Promise<void> {
       assertArrowMatchesSource(some.bytes, names, [1, 3, 5], `${label}: ${accept}, ${names.length} columns, rows 1, 3, 5`);
     }
     const gathered = await post(await freshUrl(call), { row_ids: [0, 2, 4], columns: FLAT.map((c) => c.name) }, accept);
-    assertArrowMatchesSource(gathered.bytes, FLAT.map((c) => c.name), [0, 2, 4], `${label}: ${accept}, gathered`);
+    assertArrowMatchesSource(
+      gathered.bytes,
+      FLAT.map((c) => c.name),
+      [0, 2, 4],
+      `${label}: ${accept}, gathered`,
+    );
   }
 
   // Our consumer reads either format into the same rows, exact.

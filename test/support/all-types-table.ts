@@ -98,4 +98,3 @@ export function exactCells(table: Table, ids: ArrayLike<number>): unknown[][] {
   const columns = table.schema.fields.map((_f, c) => table.getChildAt(c)!);
   return Array.from(ids, (id) => columns.map((column) => column.get(id)));
 }
-

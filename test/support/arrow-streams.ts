@@ -3,15 +3,7 @@
  * message writer), and a stand-in answer that sends them.
  */
 import type http from 'node:http';
-import {
-  Float64,
-  Int32,
-  Table,
-  Utf8,
-  compressionRegistry,
-  tableToIPC,
-  vectorFromArray,
-} from 'apache-arrow';
+import { Float64, Int32, Table, Utf8, compressionRegistry, tableToIPC, vectorFromArray } from 'apache-arrow';
 import { COMPRESSION_TYPE_OF, ipcCodec, ipcCodecAvailable } from '../../src/ipc/compression/codec-registry.js';
 import type { IpcCodec } from '../../src/protocol/media-types.js';
 import { schemaMessage } from '../../src/ipc/encode/message.js';
@@ -48,9 +40,18 @@ export function sampleTable(batches: number, perBatch: number): Table {
   for (let b = 0; b < batches; b++) {
     const rows = sampleRows(b + 1, perBatch).slice(b * perBatch);
     const chunk = new Table({
-      _row_id: vectorFromArray(rows.map((r) => r._row_id as number), new Int32()),
-      name: vectorFromArray(rows.map((r) => r.name as string), new Utf8()),
-      mag: vectorFromArray(rows.map((r) => r.mag as number), new Float64()),
+      _row_id: vectorFromArray(
+        rows.map((r) => r._row_id as number),
+        new Int32(),
+      ),
+      name: vectorFromArray(
+        rows.map((r) => r.name as string),
+        new Utf8(),
+      ),
+      mag: vectorFromArray(
+        rows.map((r) => r.mag as number),
+        new Float64(),
+      ),
     });
     parts.push(...chunk.batches);
   }

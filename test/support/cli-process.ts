@@ -62,7 +62,11 @@ export const MCP_URL_LINE = /MCP at (http:\/\/\S+\/mcp)/;
  * the MCP endpoint's URL); the child is killed after the test.
  * @throws Error when the child exits before that, or does not get there within `timeoutMs` (default 60 s)
  */
-export function startCliServer(t: TestContext, args: readonly string[], options: { line?: RegExp; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliServer> {
+export function startCliServer(
+  t: TestContext,
+  args: readonly string[],
+  options: { line?: RegExp; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<CliServer> {
   const line = options.line ?? MCP_URL_LINE;
   const child = spawn(process.execPath, [CLI_PATH, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: options.env ?? process.env });
   t.after(() => {

@@ -84,12 +84,7 @@ export interface RawResponse {
  * POSTs with node:http and collects the raw response, complete or cut.
  * @param onFirstBytes called once the status line and the first body bytes arrived
  */
-export function postRaw(
-  url: string,
-  request: object | string = {},
-  headers: Record<string, string> = {},
-  onFirstBytes?: () => void,
-): Promise<RawResponse> {
+export function postRaw(url: string, request: object | string = {}, headers: Record<string, string> = {}, onFirstBytes?: () => void): Promise<RawResponse> {
   const payload = typeof request === 'string' ? request : JSON.stringify(request);
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {

@@ -104,8 +104,7 @@ export function watchLeases<S extends BodyStore>(store: S): WatchedStore<S> {
       return settlements(token).slice(0, count);
     },
     committed: (token, timeoutMs) => until(() => settlements(token).includes('commit'), 'a committed lease on the token', timeoutMs),
-    renewed: (token, count, timeoutMs) =>
-      until(() => (renewals.get(token) ?? 0) >= count, `${count} renewals of the token's lease`, timeoutMs),
+    renewed: (token, count, timeoutMs) => until(() => (renewals.get(token) ?? 0) >= count, `${count} renewals of the token's lease`, timeoutMs),
   };
   const proxy = new Proxy(store, {
     get(target, property) {

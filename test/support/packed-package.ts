@@ -48,7 +48,12 @@ export async function packRepo(destination: string): Promise<Packed> {
   const out = await npm(REPO_ROOT, ['pack', '--ignore-scripts', '--json', '--pack-destination', destination]);
   const [{ filename }] = JSON.parse(out) as { filename: string }[];
   const path = join(destination, filename);
-  return { path, sha256: createHash('sha256').update(await readFile(path)).digest('hex') };
+  return {
+    path,
+    sha256: createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex'),
+  };
 }
 
 /**

@@ -17,8 +17,14 @@ test('three masters serve every slot, keys spread over them', { skip: redisSkipR
     // -c follows MOVED, so each key lands on the master that owns its slot.
     for (let i = 0; i < 30; i++) await cluster.command(masters[0], '-c', 'SET', `key:${i}`, 'v');
     const counts = await cluster.keysPerMaster();
-    assert.equal(counts.reduce((a, b) => a + b, 0), 30);
-    assert.ok(counts.every((n) => n > 0), `every master holds keys: ${counts.join(', ')}`);
+    assert.equal(
+      counts.reduce((a, b) => a + b, 0),
+      30,
+    );
+    assert.ok(
+      counts.every((n) => n > 0),
+      `every master holds keys: ${counts.join(', ')}`,
+    );
     assert.match(cluster.url, /^redis-cluster:\/\/127\.0\.0\.1:\d+(,127\.0\.0\.1:\d+){2}$/);
   } finally {
     await cluster.stop();

@@ -72,12 +72,17 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   const persistence = options.appendOnly === true ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
   if (options.clusterNodeTimeoutMs !== undefined) {
     persistence.push(
-      '--cluster-enabled', 'yes',
-      '--cluster-config-file', 'nodes.conf',
-      '--cluster-node-timeout', String(options.clusterNodeTimeoutMs),
-      '--cluster-port', String(await freePort()),
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      'nodes.conf',
+      '--cluster-node-timeout',
+      String(options.clusterNodeTimeoutMs),
+      '--cluster-port',
+      String(await freePort()),
       // A replica that has not finished its first sync cannot take over: sync at once.
-      '--repl-diskless-sync-delay', '0',
+      '--repl-diskless-sync-delay',
+      '0',
     );
   }
   try {
@@ -146,15 +151,7 @@ class PortTaken extends Error {}
 async function launch(port: number, dir: string, persistence: readonly string[]): Promise<Running> {
   const child = spawn(
     'redis-server',
-    [
-      '--bind', HOST,
-      '--port', String(port),
-      '--save', '',
-      ...persistence,
-      '--maxmemory-policy', 'noeviction',
-      '--daemonize', 'no',
-      '--dir', dir,
-    ],
+    ['--bind', HOST, '--port', String(port), '--save', '', ...persistence, '--maxmemory-policy', 'noeviction', '--daemonize', 'no', '--dir', dir],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';

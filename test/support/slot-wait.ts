@@ -6,8 +6,7 @@
  * load, hence the declaration here.
  */
 type WaitAsyncResult = { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
-const waitAsync = (Atomics as unknown as { waitAsync(slots: Int32Array, index: number, value: number, timeoutMs: number): WaitAsyncResult })
-  .waitAsync;
+const waitAsync = (Atomics as unknown as { waitAsync(slots: Int32Array, index: number, value: number, timeoutMs: number): WaitAsyncResult }).waitAsync;
 
 /**
  * Resolves once `holds` is true of slot `index`, checking again each time the

@@ -29,10 +29,7 @@ export interface StandIn {
 }
 
 /** Starts a node:http server whose handler runs after the request body was read. */
-export async function startStandIn(
-  t: TestContext,
-  handler: (req: SeenRequest, res: http.ServerResponse) => void,
-): Promise<StandIn> {
+export async function startStandIn(t: TestContext, handler: (req: SeenRequest, res: http.ServerResponse) => void): Promise<StandIn> {
   const requests: SeenRequest[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];

@@ -56,11 +56,7 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000
 export type ContractClock = 'fake' | 'real';
 
 /** Registers the contract tests for one store (all skipped, with the reason, when `skip` is set). */
-export function storeContract(
-  name: string,
-  makeStore: StoreFactory,
-  { skip, clock = 'real' }: { skip?: string; clock?: ContractClock } = {},
-): void {
+export function storeContract(name: string, makeStore: StoreFactory, { skip, clock = 'real' }: { skip?: string; clock?: ContractClock } = {}): void {
   const table = sampleTable();
   const tableBytes = bodyBytesOf(table);
   /**
@@ -190,7 +186,10 @@ export function storeContract(
     assert.equal(stats.entries, 2);
     assert.equal(stats.bytes, bodyBytesOf(a) + bodyBytesOf(b));
     assert.equal(stats.maxBytes, budget);
-    for (const [{ token }, source] of [[first, a], [second, b]] as const) {
+    for (const [{ token }, source] of [
+      [first, a],
+      [second, b],
+    ] as const) {
       const lease = await store.lease(token);
       assert.deepEqual(rowsFromTable(lease.body.table), rowsFromTable(source));
       await lease.release();
@@ -243,7 +242,10 @@ export function storeContract(
     const store = await makeStore(t);
     const plain = tableFromArrays({ name: ['a', 'b', 'c'], n: Float64Array.from([1, 2, 3]) });
     const lease = await store.lease((await store.put(plain)).token);
-    assert.deepEqual(lease.body.table.schema.fields.map((f) => f.name), ['_row_id', 'name', 'n']);
+    assert.deepEqual(
+      lease.body.table.schema.fields.map((f) => f.name),
+      ['_row_id', 'name', 'n'],
+    );
     assert.deepEqual(rowsFromTable(lease.body.table), [
       { _row_id: 0, name: 'a', n: 1 },
       { _row_id: 1, name: 'b', n: 2 },
@@ -254,13 +256,20 @@ export function storeContract(
     const second = await store.lease((await store.put(positional)).token);
     assert.equal(second.body.table.schema.fields[0].name, '_row_id');
     assert.equal(String(second.body.table.schema.fields[0].type), 'Int32');
-    assert.deepEqual(rowsFromTable(second.body.table), [{ _row_id: 0, name: 'a' }, { _row_id: 1, name: 'b' }]);
+    assert.deepEqual(rowsFromTable(second.body.table), [
+      { _row_id: 0, name: 'a' },
+      { _row_id: 1, name: 'b' },
+    ]);
     await second.commit();
   });
 
   test(`${name}: put refuses a _row_id that is not 0..n-1 in order, with S2SP_ERR_TABLE_INVALID`, { skip }, async (t) => {
     const store = await makeStore(t);
-    for (const ids of [[1, 0, 2], [0, 1, 3], [5, 6, 7]]) {
+    for (const ids of [
+      [1, 0, 2],
+      [0, 1, 3],
+      [5, 6, 7],
+    ]) {
       const bad = tableFromArrays({ _row_id: Int32Array.from(ids), v: Float64Array.from([1, 2, 3]) });
       assert.equal(await codeOf(store.put(bad)), 'S2SP_ERR_TABLE_INVALID', JSON.stringify(ids));
     }
@@ -316,15 +325,19 @@ export function storeContract(
     assert.equal(stale.timeoutMs, 200);
     assert.equal(await codeOf(store.lease(token)), 'S2SP_ERR_TOKEN_IN_FLIGHT');
     let next: Awaited<ReturnType<BodyStore['lease']>> | undefined;
-    await after(200, async () => {
-      try {
-        next = await store.lease(token);
-        return true;
-      } catch (error) {
-        assert.equal((error as { code?: string }).code, 'S2SP_ERR_TOKEN_IN_FLIGHT');
-        return false;
-      }
-    }, 'the lease timed out');
+    await after(
+      200,
+      async () => {
+        try {
+          next = await store.lease(token);
+          return true;
+        } catch (error) {
+          assert.equal((error as { code?: string }).code, 'S2SP_ERR_TOKEN_IN_FLIGHT');
+          return false;
+        }
+      },
+      'the lease timed out',
+    );
     assert.equal(await stale.renew(), false, 'a timed-out lease that another transfer took is lost');
     await stale.commit(); // the stale holder must not consume what the new one holds
     assert.equal(await store.has(token), true);
@@ -363,10 +376,17 @@ export function storeContract(
     store.observe?.((event) => events.push(event.type));
     await store.put(table);
     assert.ok(store.putBatches !== undefined, 'the store takes streamed batches');
-    await store.putBatches(await openBodyBatches((async function* () {
-      yield* sampleTable(1).batches;
-    })()));
-    assert.deepEqual(events.filter((type) => type === 'minted'), ['minted', 'minted']);
+    await store.putBatches(
+      await openBodyBatches(
+        (async function* () {
+          yield* sampleTable(1).batches;
+        })(),
+      ),
+    );
+    assert.deepEqual(
+      events.filter((type) => type === 'minted'),
+      ['minted', 'minted'],
+    );
     assert.equal((await store.stats()).entries, 2);
   });
 }

@@ -113,7 +113,11 @@ function fixed<T extends DataType>(type: T, cells: readonly Cell<readonly (numbe
 }
 
 function scalars<T extends DataType>(type: T, cells: readonly Cell<number | bigint>[], Ctor: NumberArrayConstructor): Data<T> {
-  return fixed(type, cells.map((c) => (c === null ? null : [c])), Ctor);
+  return fixed(
+    type,
+    cells.map((c) => (c === null ? null : [c])),
+    Ctor,
+  );
 }
 
 /** Decimal words: the unscaled integer in `bits / 32` little-endian 32-bit words, two's complement. */
@@ -147,7 +151,10 @@ function variable<T extends DataType>(type: T, cells: readonly Cell<Uint8Array>[
     at += c?.length ?? 0;
   }
   return rawData(type, cells, {
-    [BufferType.OFFSET]: offsetsOf(cells.map((c) => c?.length ?? 0), large) as Buffers<T>[BufferType.OFFSET],
+    [BufferType.OFFSET]: offsetsOf(
+      cells.map((c) => c?.length ?? 0),
+      large,
+    ) as Buffers<T>[BufferType.OFFSET],
     [BufferType.DATA]: bytes as Buffers<T>[BufferType.DATA],
   });
 }
@@ -157,7 +164,17 @@ const bytes = (...b: number[]): Uint8Array => Uint8Array.from(b);
 
 /** A list-like column (List, LargeList, Map): `cells` holds each row's element count, null for a null row. */
 function list<T extends DataType>(type: T, cells: readonly Cell<number>[], child: Data, large = false): Data<T> {
-  return rawData(type, cells, { [BufferType.OFFSET]: offsetsOf(cells.map((n) => n ?? 0), large) as Buffers<T>[BufferType.OFFSET] }, [child]);
+  return rawData(
+    type,
+    cells,
+    {
+      [BufferType.OFFSET]: offsetsOf(
+        cells.map((n) => n ?? 0),
+        large,
+      ) as Buffers<T>[BufferType.OFFSET],
+    },
+    [child],
+  );
 }
 
 const N = null;
@@ -172,10 +189,25 @@ const denseType = new DenseUnion([5, 7], [field('f', new Float64()), field('b', 
 
 /** Every column of the matrix, with its expected JSON per row. */
 export const MATRIX: readonly MatrixColumn[] = [
-  { name: 'bool', polars: 'same', data: vectorFromArray([true, false, true, false, true, N], new Bool()).data[0], json: ['true', 'false', 'true', 'false', 'true', 'null'] },
+  {
+    name: 'bool',
+    polars: 'same',
+    data: vectorFromArray([true, false, true, false, true, N], new Bool()).data[0],
+    json: ['true', 'false', 'true', 'false', 'true', 'null'],
+  },
   { name: 'int8', polars: 'same', data: scalars(new Int8(), [-128, 127, 0, -1, 1, N], Int8Array), json: ['-128', '127', '0', '-1', '1', 'null'] },
-  { name: 'int16', polars: 'same', data: scalars(new Int16(), [-32768, 32767, 0, -1, 300, N], Int16Array), json: ['-32768', '32767', '0', '-1', '300', 'null'] },
-  { name: 'int32', polars: 'same', data: scalars(new Int32(), [-2147483648, 2147483647, 0, -1, 70000, N], I32), json: ['-2147483648', '2147483647', '0', '-1', '70000', 'null'] },
+  {
+    name: 'int16',
+    polars: 'same',
+    data: scalars(new Int16(), [-32768, 32767, 0, -1, 300, N], Int16Array),
+    json: ['-32768', '32767', '0', '-1', '300', 'null'],
+  },
+  {
+    name: 'int32',
+    polars: 'same',
+    data: scalars(new Int32(), [-2147483648, 2147483647, 0, -1, 70000, N], I32),
+    json: ['-2147483648', '2147483647', '0', '-1', '70000', 'null'],
+  },
   {
     name: 'int64',
     polars: 'same',
@@ -269,7 +301,14 @@ export const MATRIX: readonly MatrixColumn[] = [
     name: 'ts_ms',
     polars: 'same',
     data: scalars(new Timestamp(TimeUnit.MILLISECOND), [1704164645123n, 0n, -1n, 1704164645000n, 951782400000n, N], I64),
-    json: ['"2024-01-02T03:04:05.123"', '"1970-01-01T00:00:00.000"', '"1969-12-31T23:59:59.999"', '"2024-01-02T03:04:05.000"', '"2000-02-29T00:00:00.000"', 'null'],
+    json: [
+      '"2024-01-02T03:04:05.123"',
+      '"1970-01-01T00:00:00.000"',
+      '"1969-12-31T23:59:59.999"',
+      '"2024-01-02T03:04:05.000"',
+      '"2000-02-29T00:00:00.000"',
+      'null',
+    ],
   },
   {
     name: 'ts_us_utc',

@@ -36,7 +36,10 @@ test('an arrow-js RecordBatchReader is a source; an empty one still gives its sc
   ]);
   const empty = RecordBatchReader.from(tableToIPC(new Table(tableFromArrays({ a: Int32Array.from([1]) }).schema)));
   const stream = await openBodyBatches(empty);
-  assert.deepEqual(stream.schema.fields.map((f) => f.name), ['_row_id', 'a']);
+  assert.deepEqual(
+    stream.schema.fields.map((f) => f.name),
+    ['_row_id', 'a'],
+  );
   assert.equal((await tableFromBatchStream(stream)).numRows, 0);
 });
 

@@ -36,19 +36,28 @@ function duplicateFields(): Vector {
 
 const REFUSED: Array<[string, () => Table]> = [
   ['a dictionary inside a list', () => new Table({ tags: nestedDictionary() })],
-  ['a dictionary inside a struct', () => new Table({ s: makeVector(makeData({ type: new Struct([new Field('c', dictionaryType, true)]), length: 3, nullCount: 0, children: [colors.data[0]] })) })],
+  [
+    'a dictionary inside a struct',
+    () =>
+      new Table({ s: makeVector(makeData({ type: new Struct([new Field('c', dictionaryType, true)]), length: 3, nullCount: 0, children: [colors.data[0]] })) }),
+  ],
   ['an unknown time zone', () => new Table({ when: zoned('Mars/Olympus_Mons') })],
   ['a struct with two fields named a', () => new Table({ s: duplicateFields() })],
 ];
 
 for (const [label, build] of REFUSED) {
   test(`refused at put: ${label}`, () => {
-    assert.equal(codeThrownBy(() => withRowIds(build())), 'S2SP_ERR_TABLE_UNSUPPORTED_TYPE');
+    assert.equal(
+      codeThrownBy(() => withRowIds(build())),
+      'S2SP_ERR_TABLE_UNSUPPORTED_TYPE',
+    );
   });
 }
 
 test('carried: a top-level dictionary (decoded when cached), known zones, fixed offsets', () => {
-  const table = withRowIds(new Table({ color: vectorFromArray(['red', 'green'], dictionaryType), ny: zoned('America/New_York'), fixed: zoned('+05:30'), utc: zoned('UTC') }));
+  const table = withRowIds(
+    new Table({ color: vectorFromArray(['red', 'green'], dictionaryType), ny: zoned('America/New_York'), fixed: zoned('+05:30'), utc: zoned('UTC') }),
+  );
   assert.deepEqual(rowsFromTable(table), [
     { _row_id: 0, color: 'red', ny: '1969-12-31T19:00:00.000-05:00', fixed: '1970-01-01T05:30:00.000+05:30', utc: '1970-01-01T00:00:00.000+00:00' },
     { _row_id: 1, color: 'green', ny: '1969-12-31T19:00:01.000-05:00', fixed: '1970-01-01T05:30:01.000+05:30', utc: '1970-01-01T00:00:01.000+00:00' },

@@ -49,12 +49,7 @@ test('planChunks: a contiguous group of ids becomes a range', () => {
   assert.deepEqual(planChunks(100, [5, 6, 7, 8, 9], 10).map(plain), [r(5, 10)]);
   assert.deepEqual(planChunks(100, range(0, 8).concat(range(20, 28)), 8).map(plain), [r(0, 8), r(20, 28)]);
   // Split at every 5 ids: [0..4] range, [5,6,7,20,21] scattered, [22..26] range, [27] range.
-  assert.deepEqual(planChunks(100, range(0, 8).concat(range(20, 28)), 5).map(plain), [
-    r(0, 5),
-    ids(5, 6, 7, 20, 21),
-    r(22, 27),
-    r(27, 28),
-  ]);
+  assert.deepEqual(planChunks(100, range(0, 8).concat(range(20, 28)), 5).map(plain), [r(0, 5), ids(5, 6, 7, 20, 21), r(22, 27), r(27, 28)]);
   assert.deepEqual(planChunks(100, [99], 10).map(plain), [r(99, 100)]);
 });
 
@@ -108,7 +103,10 @@ test('chunkLength of ranges and id lists', () => {
 test('chunkBatches: a range is zero-copy slices, across batch boundaries', () => {
   const table = new Table([...allTypes(30, 0, 3).batches, ...allTypes(25, 30, 4).batches, ...allTypes(20, 55).batches]);
   const batches = chunkBatches(table, { start: 20, end: 60 });
-  assert.deepEqual(batches.map((b) => b.numRows), [10, 25, 5]);
+  assert.deepEqual(
+    batches.map((b) => b.numRows),
+    [10, 25, 5],
+  );
   assert.deepEqual(rowsFromTable(new Table(batches)), oracleRows(table, range(20, 60)));
   // A slice shares the table's buffers: the Int32 column of the first slice views batch 0's values.
   const i32 = table.schema.fields.findIndex((f) => f.name === 'i32');
@@ -131,7 +129,10 @@ test('chunkBatches: scattered ids (short runs) are gathered, long runs sliced; r
 
   const runs = range(10, 60).concat(range(100, 180));
   const sliced = chunkBatches(table, { ids: Int32Array.from(runs) });
-  assert.deepEqual(sliced.map((b) => b.numRows), [50, 80]);
+  assert.deepEqual(
+    sliced.map((b) => b.numRows),
+    [50, 80],
+  );
   assert.deepEqual(rowsFromTable(new Table(sliced)), expected(runs));
 });
 

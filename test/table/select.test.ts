@@ -20,10 +20,19 @@ function names(table: Table): string[] {
 test('sortedUniqueIds sorts numerically and collapses duplicates', () => {
   const cases: Array<[number[], number[]]> = [
     [[], []],
-    [[2, 0, 0], [0, 2]],
-    [[10, 9, 100, 1], [1, 9, 10, 100]],
+    [
+      [2, 0, 0],
+      [0, 2],
+    ],
+    [
+      [10, 9, 100, 1],
+      [1, 9, 10, 100],
+    ],
     [[5, 5, 5], [5]],
-    [[3, 2, 1, 0], [0, 1, 2, 3]],
+    [
+      [3, 2, 1, 0],
+      [0, 1, 2, 3],
+    ],
   ];
   for (const [input, expected] of cases) assert.deepEqual(sortedUniqueIds(input), expected, JSON.stringify(input));
 });
@@ -43,8 +52,14 @@ test('projectColumns keeps _row_id first, in the order given, duplicates collaps
     [undefined, ['_row_id', 'n', 's', 'j']],
     [[], ['_row_id', 'n', 's', 'j']],
     [['s'], ['_row_id', 's']],
-    [['j', 'n'], ['_row_id', 'j', 'n']],
-    [['s', '_row_id', 's', 'n', 's'], ['_row_id', 's', 'n']],
+    [
+      ['j', 'n'],
+      ['_row_id', 'j', 'n'],
+    ],
+    [
+      ['s', '_row_id', 's', 'n', 's'],
+      ['_row_id', 's', 'n'],
+    ],
     [['_row_id'], ['_row_id']],
   ];
   for (const [columns, expected] of cases) {
@@ -54,4 +69,3 @@ test('projectColumns keeps _row_id first, in the order given, duplicates collaps
     assert.deepEqual(rowsFromTable(projected), want);
   }
 });
-

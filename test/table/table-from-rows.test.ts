@@ -82,7 +82,14 @@ test('values come back unchanged for every kind', () => {
   ];
   const t = tableFromRows(rows);
   assert.deepEqual(kinds(t), {
-    _row_id: 'int32', time: 'int64', mag: 'float64', depth: 'float64', ok: 'bool', place: 'utf8', tags: 'json', changes: 'json',
+    _row_id: 'int32',
+    time: 'int64',
+    mag: 'float64',
+    depth: 'float64',
+    ok: 'bool',
+    place: 'utf8',
+    tags: 'json',
+    changes: 'json',
   });
   const expected = rows.map((r, i) => ({ _row_id: i, ...r }));
   assert.deepEqual(rowsFromTable(t), expected);
@@ -91,7 +98,10 @@ test('values come back unchanged for every kind', () => {
 
 test('a missing key is null, columns keep first-seen order', () => {
   const t = tableFromRows([{ b: 1 }, { a: 'x', b: 2 }, { c: true }]);
-  assert.deepEqual(t.schema.fields.map((f) => f.name), ['_row_id', 'b', 'a', 'c']);
+  assert.deepEqual(
+    t.schema.fields.map((f) => f.name),
+    ['_row_id', 'b', 'a', 'c'],
+  );
   assert.deepEqual(rowsFromTable(t), [
     { _row_id: 0, b: 1, a: null, c: null },
     { _row_id: 1, b: 2, a: 'x', c: null },
@@ -102,19 +112,41 @@ test('a missing key is null, columns keep first-seen order', () => {
 test('a null-only column is Null and reads null', () => {
   const t = tableFromRows([{ a: null }, {}, { a: undefined }]);
   assert.deepEqual(kinds(t), { _row_id: 'int32', a: 'null' });
-  assert.deepEqual(rowsFromTable(t), [{ _row_id: 0, a: null }, { _row_id: 1, a: null }, { _row_id: 2, a: null }]);
+  assert.deepEqual(rowsFromTable(t), [
+    { _row_id: 0, a: null },
+    { _row_id: 1, a: null },
+    { _row_id: 2, a: null },
+  ]);
 });
 
 test('incoming _row_id is ignored: ids are positions, _row_id stays first', () => {
-  const t = tableFromRows([{ x: 1, _row_id: 42 }, { _row_id: 'junk', x: 2 }]);
-  assert.deepEqual(t.schema.fields.map((f) => f.name), ['_row_id', 'x']);
-  assert.deepEqual(rowsFromTable(t), [{ _row_id: 0, x: 1 }, { _row_id: 1, x: 2 }]);
+  const t = tableFromRows([
+    { x: 1, _row_id: 42 },
+    { _row_id: 'junk', x: 2 },
+  ]);
+  assert.deepEqual(
+    t.schema.fields.map((f) => f.name),
+    ['_row_id', 'x'],
+  );
+  assert.deepEqual(rowsFromTable(t), [
+    { _row_id: 0, x: 1 },
+    { _row_id: 1, x: 2 },
+  ]);
 });
 
 test('preserveRowIds keeps incoming _row_id values', () => {
-  const t = tableFromRows([{ _row_id: 7, x: 'a' }, { x: 'b', _row_id: 3 }], { preserveRowIds: true });
+  const t = tableFromRows(
+    [
+      { _row_id: 7, x: 'a' },
+      { x: 'b', _row_id: 3 },
+    ],
+    { preserveRowIds: true },
+  );
   assert.equal(kindOf(t.schema.fields[0]), 'int32');
-  assert.deepEqual(rowsFromTable(t), [{ _row_id: 7, x: 'a' }, { _row_id: 3, x: 'b' }]);
+  assert.deepEqual(rowsFromTable(t), [
+    { _row_id: 7, x: 'a' },
+    { _row_id: 3, x: 'b' },
+  ]);
 });
 
 test('preserveRowIds without a valid integer _row_id is S2SP_ERR_TABLE_INVALID', () => {
@@ -143,7 +175,10 @@ test('unicode strings round-trip, in utf8 and json columns', () => {
 test('empty input gives a table with only _row_id and no rows', () => {
   const t = tableFromRows([]);
   assert.equal(t.numRows, 0);
-  assert.deepEqual(t.schema.fields.map((f) => f.name), ['_row_id']);
+  assert.deepEqual(
+    t.schema.fields.map((f) => f.name),
+    ['_row_id'],
+  );
   assert.deepEqual(rowsFromTable(t), []);
   assert.deepEqual(wireDocument(t), { body: [], total_rows: 0, columns_returned: ['_row_id'] });
   assert.deepEqual(rowsFromTable(ipcRoundTrip(t)), []);
@@ -157,11 +192,14 @@ test('regression: a column named like an Object.prototype member is null where a
   const t = tableFromRows(rows);
   assert.deepEqual(kinds(t), { _row_id: 'int32', constructor: 'utf8', toString: 'int32', other: 'int32', ['__proto__']: 'utf8' });
   const doc = wireDocument(t);
-  assert.deepEqual(doc.body.map((r) => [r.constructor, r.toString, r.__proto__]), [
-    ['Ferrari', 1, null],
-    [null, null, null],
-    [null, null, 'own'],
-  ]);
+  assert.deepEqual(
+    doc.body.map((r) => [r.constructor, r.toString, r.__proto__]),
+    [
+      ['Ferrari', 1, null],
+      [null, null, null],
+      [null, null, 'own'],
+    ],
+  );
 });
 
 test('regression: rowsFromTable keeps a `__proto__` column as an own key, never as the prototype', () => {
@@ -192,13 +230,12 @@ const cellValue = fc.oneof(
 );
 
 /** Rows as [key, value] entries; later duplicates overwrite, missing keys stay missing. */
-const rowsArbitrary = fc.array(fc.array(fc.tuple(fc.constantFrom(...KEYS), cellValue), { maxLength: KEYS.length }), { maxLength: 25 }).map(
-  (entryLists) =>
-    entryLists.map((entries) => {
-      const row: Row = {};
-      for (const [k, v] of entries) setOwn(row, k, v);
-      return row;
-    }),
+const rowsArbitrary = fc.array(fc.array(fc.tuple(fc.constantFrom(...KEYS), cellValue), { maxLength: KEYS.length }), { maxLength: 25 }).map((entryLists) =>
+  entryLists.map((entries) => {
+    const row: Row = {};
+    for (const [k, v] of entries) setOwn(row, k, v);
+    return row;
+  }),
 );
 
 /** What every reader should give back: `_row_id` = position, every column in first-seen order, missing -> null. */
@@ -223,7 +260,10 @@ function oracle(rows: Row[]): { columns: string[]; rows: Row[] } {
 function asEncoded(rows: Row[], columnKinds: Record<string, string>): Row[] {
   const NEGATIVE_ZERO = '\u0000-0';
   const viaJson = (v: unknown): unknown =>
-    JSON.parse(JSON.stringify(v, (_k, x: unknown) => (Object.is(x, -0) ? NEGATIVE_ZERO : x)), (_k, x: unknown) => (x === NEGATIVE_ZERO ? -0 : x));
+    JSON.parse(
+      JSON.stringify(v, (_k, x: unknown) => (Object.is(x, -0) ? NEGATIVE_ZERO : x)),
+      (_k, x: unknown) => (x === NEGATIVE_ZERO ? -0 : x),
+    );
   return rows.map((row) => {
     const out: Row = {};
     for (const key of Object.keys(row)) {
@@ -242,7 +282,10 @@ test('property: rowsFromTable, the JSON body and an IPC round trip all give the 
     fc.property(rowsArbitrary, fc.integer({ min: 1, max: 300 }), (rows, chunkChars) => {
       const { columns, rows: oracleRows } = oracle(rows);
       const table = tableFromRows(rows);
-      assert.deepStrictEqual(table.schema.fields.map((f) => f.name), columns);
+      assert.deepStrictEqual(
+        table.schema.fields.map((f) => f.name),
+        columns,
+      );
       const expected = asEncoded(oracleRows, kinds(table));
 
       assert.deepStrictEqual(rowsFromTable(table), expected);
@@ -260,7 +303,10 @@ test('property: rowsFromTable, the JSON body and an IPC round trip all give the 
 });
 
 test('a function or symbol cell is S2SP_ERR_TABLE_INVALID naming the column', () => {
-  assert.throws(() => tableFromRows([{ f: () => 1 }]), (error: Error & { code: string }) => error.code === 'S2SP_ERR_TABLE_INVALID' && /"f"/.test(error.message));
+  assert.throws(
+    () => tableFromRows([{ f: () => 1 }]),
+    (error: Error & { code: string }) => error.code === 'S2SP_ERR_TABLE_INVALID' && /"f"/.test(error.message),
+  );
   assert.throws(() => tableFromRows([{ s: Symbol('x') }]), { code: 'S2SP_ERR_TABLE_INVALID' });
 });
 
@@ -287,7 +333,10 @@ test('bigints (what exact JSON readers give for integers beyond 2^53) keep every
 });
 
 test('a uint64 column with a negative value, or a bigint beside a float, is JSON text: nothing rounds', () => {
-  const t = tableFromRows([{ a: 2n ** 64n - 1n, b: 1.5 }, { a: -1, b: 2n ** 60n + 1n }]);
+  const t = tableFromRows([
+    { a: 2n ** 64n - 1n, b: 1.5 },
+    { a: -1, b: 2n ** 60n + 1n },
+  ]);
   assert.deepEqual(kinds(t), { _row_id: 'int32', a: 'json', b: 'json' });
   assert.deepStrictEqual(rowsFromTable(t), [
     { _row_id: 0, a: 18446744073709551615n, b: 1.5 },
@@ -296,7 +345,10 @@ test('a uint64 column with a negative value, or a bigint beside a float, is JSON
 });
 
 test('WholeFloat cells: whole numbers the source wrote as floats (2.0) stay Float64; -0 alone makes a float', () => {
-  const rows: Row[] = [{ a: new WholeFloat(2), b: 2, c: -0 }, { a: 3, b: 3, c: 1 }];
+  const rows: Row[] = [
+    { a: new WholeFloat(2), b: 2, c: -0 },
+    { a: 3, b: 3, c: 1 },
+  ];
   const t = tableFromRows(rows);
   assert.deepEqual(kinds(t), { _row_id: 'int32', a: 'float64', b: 'int32', c: 'float64' });
   const text = [...jsonBodyChunks(t)].join('');

@@ -19,13 +19,27 @@ function assertTakeMatches(table: Table, ids: number[], label: string): void {
   const taken = new Table([batch]);
   const expected = oracleRows(table, ids);
   assert.deepEqual(rowsFromTable(taken), expected, `${label}: rows`);
-  assert.deepEqual(exactCells(taken, ids.map((_, i) => i)), exactCells(table, ids), `${label}: exact cells`);
+  assert.deepEqual(
+    exactCells(
+      taken,
+      ids.map((_, i) => i),
+    ),
+    exactCells(table, ids),
+    `${label}: exact cells`,
+  );
   batch.schema.fields.forEach((f, c) => {
     const nulls = expected.filter((row) => row[f.name] === null).length;
     assert.equal(batch.data.children[c].nullCount, nulls, `${label}: nullCount of ${f.name}`);
   });
   const roundTrip = tableFromIPC(tableToIPC(taken, 'stream'));
-  assert.deepEqual(exactCells(roundTrip, ids.map((_, i) => i)), exactCells(table, ids), `${label}: after IPC`);
+  assert.deepEqual(
+    exactCells(
+      roundTrip,
+      ids.map((_, i) => i),
+    ),
+    exactCells(table, ids),
+    `${label}: after IPC`,
+  );
 }
 
 /** Deterministic pseudo-random ids (with duplicates, any order). */
@@ -76,7 +90,10 @@ test('takeRows over a table of several RecordBatches (some with nulls, some with
 test('takeRows over sliced tables (non-zero offsets in values, bitmaps and offsets)', () => {
   const whole = allTypes(90, 0, 3);
   const sliced = whole.slice(5, 77);
-  assert.ok(sliced.batches[0].data.children.every((d) => d.offset === 5), 'the slice keeps offsets');
+  assert.ok(
+    sliced.batches[0].data.children.every((d) => d.offset === 5),
+    'the slice keeps offsets',
+  );
   for (const [name, ids] of idSets(sliced.numRows)) assertTakeMatches(sliced, ids, `slice, ${name}`);
 
   // Batches that are slices with different odd offsets, of differently built batches.

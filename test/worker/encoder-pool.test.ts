@@ -20,7 +20,6 @@ import { DEFAULT_NICE_INCREMENT, createEncoderPool } from '../../src/worker/enco
 import { untilSlot } from '../support/slot-wait.js';
 import { encoderPoolRunning } from '../../src/testing.js';
 
-
 function rows(n: number, salt = 0): Record<string, unknown>[] {
   return Array.from({ length: n }, (_, i) => ({
     n: i + salt,
@@ -56,24 +55,28 @@ const CHUNKS: Array<[string, RowChunk]> = [
   ['long runs', { ids: Int32Array.from({ length: 400 }, (_, i) => (i < 200 ? i : 600 + i)) }],
 ];
 
-test('a worker encodes a chunk to the same bytes as the main thread (JSON, Arrow, Arrow+LZ4, Arrow+ZSTD)', { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip }, async (t) => {
-  const pool = createEncoderPool({ threads: 2 });
-  t.after(() => pool.close());
-  assert.equal(pool.threads, 2);
-  const b = body(1000);
-  for (const [formatLabel, format] of FORMATS) {
-    for (const [chunkLabel, chunk] of CHUNKS) {
-      for (const columns of [null, ['_row_id', 'nested', 'time']]) {
-        const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns, chunk, format };
-        const bytes = await pool.run(task);
-        const label = `${formatLabel}, ${chunkLabel}, columns ${columns}`;
-        assert.ok(bytes instanceof Uint8Array, `${label}: a Uint8Array`);
-        assert.ok(bytes.byteLength > 0, label);
-        assert.deepEqual(bytes, mainThread(task), label);
+test(
+  'a worker encodes a chunk to the same bytes as the main thread (JSON, Arrow, Arrow+LZ4, Arrow+ZSTD)',
+  { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip },
+  async (t) => {
+    const pool = createEncoderPool({ threads: 2 });
+    t.after(() => pool.close());
+    assert.equal(pool.threads, 2);
+    const b = body(1000);
+    for (const [formatLabel, format] of FORMATS) {
+      for (const [chunkLabel, chunk] of CHUNKS) {
+        for (const columns of [null, ['_row_id', 'nested', 'time']]) {
+          const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns, chunk, format };
+          const bytes = await pool.run(task);
+          const label = `${formatLabel}, ${chunkLabel}, columns ${columns}`;
+          assert.ok(bytes instanceof Uint8Array, `${label}: a Uint8Array`);
+          assert.ok(bytes.byteLength > 0, label);
+          assert.deepEqual(bytes, mainThread(task), label);
+        }
       }
     }
-  }
-});
+  },
+);
 
 test('worker output decodes to the selected rows (JSON fragment and Arrow+LZ4 batch)', NEEDS_LZ4, async (t) => {
   registerArrowDecoder('lz4');
@@ -99,7 +102,13 @@ test('many tasks over several bodies at once (more bodies than a worker keeps ma
   const tasks: EncodeTask[] = [];
   for (let round = 0; round < 3; round++) {
     for (const b of bodies) {
-      tasks.push({ ipc: b.ipc, bodyId: b.id, columns: ['_row_id', 'n', 'place'], chunk: { start: round * 100, end: round * 100 + 100 }, format: { kind: 'json' } });
+      tasks.push({
+        ipc: b.ipc,
+        bodyId: b.id,
+        columns: ['_row_id', 'n', 'place'],
+        chunk: { start: round * 100, end: round * 100 + 100 },
+        format: { kind: 'json' },
+      });
     }
   }
   const results = await Promise.all(tasks.map((task) => pool.run(task)));

@@ -63,7 +63,10 @@ function tokenOf(url: string): string {
   return url.slice(url.lastIndexOf('/') + 1);
 }
 
-for (const [label, fault] of [['throws', Fault.Throw], ['dies', Fault.Exit]] as const) {
+for (const [label, fault] of [
+  ['throws', Fault.Throw],
+  ['dies', Fault.Exit],
+] as const) {
   test(`a worker that ${label} on a request's first chunk: 500, token kept, retry succeeds`, async (t) => {
     const { control, store, mint } = await setup(t);
     const url = await mint();

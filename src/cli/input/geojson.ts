@@ -27,12 +27,7 @@ export interface FeatureCollectionLike {
 
 /** True for a JSON object with `type: "FeatureCollection"` (its features are checked later). */
 export function isFeatureCollection(value: unknown): value is FeatureCollectionLike {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    (value as { type?: unknown }).type === 'FeatureCollection'
-  );
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { type?: unknown }).type === 'FeatureCollection';
 }
 
 /**

@@ -77,7 +77,10 @@ function parseJson(text: string, keyOrders: Map<object, string[]>): unknown {
 }
 
 function looksLikeJsonLines(text: string): boolean {
-  const lines = text.slice(0, 65536).split('\n', 3).map((l) => l.trim());
+  const lines = text
+    .slice(0, 65536)
+    .split('\n', 3)
+    .map((l) => l.trim());
   return lines.length >= 2 && lines[0].startsWith('{') && lines[0].endsWith('}') && lines[1].startsWith('{');
 }
 

@@ -136,12 +136,11 @@ async function rowGroupSizes(pw: ParquetWasm, bytes: Uint8Array): Promise<number
 }
 
 /** One synchronous read, moved to arrow-js through an IPC stream (copied out of the wasm heap), its batches checked as an Arrow file's are. */
-function readBatches(
-  pw: ParquetWasm,
-  bytes: Uint8Array,
-  options: { rowGroups?: number[]; batchSize: number },
-): { schema: Schema; batches: RecordBatch[] } {
-  const table = checkedInputTable(wasmCall(() => pw.readParquet(bytes, options).intoIPCStream()), 'stream');
+function readBatches(pw: ParquetWasm, bytes: Uint8Array, options: { rowGroups?: number[]; batchSize: number }): { schema: Schema; batches: RecordBatch[] } {
+  const table = checkedInputTable(
+    wasmCall(() => pw.readParquet(bytes, options).intoIPCStream()),
+    'stream',
+  );
   return { schema: table.schema, batches: table.batches };
 }
 

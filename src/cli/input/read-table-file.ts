@@ -16,12 +16,7 @@ import { tableFromArrowBytes } from './arrow-file.js';
 import { rowsFromCsv } from './csv.js';
 import { rowsFromJsonText } from './json-rows.js';
 import { tableFromParquetBytes } from './parquet.js';
-import {
-  TABLE_FILE_FORMATS,
-  TableFileFormat,
-  detectTableFileFormat,
-  isTableFileFormat,
-} from './table-file-format.js';
+import { TABLE_FILE_FORMATS, TableFileFormat, detectTableFileFormat, isTableFileFormat } from './table-file-format.js';
 
 export { TableFileFormat, TABLE_FILE_FORMATS, isTableFileFormat } from './table-file-format.js';
 

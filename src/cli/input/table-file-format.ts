@@ -79,11 +79,7 @@ export function formatFromBytes(bytes: Uint8Array): TableFileFormat {
 // a CSV. A truncated Parquet file without its extension is then refused as
 // text that is not UTF-8, which is still an error, not a wrong table.
 function isParquetFramed(bytes: Uint8Array): boolean {
-  return (
-    bytes.length >= 12 &&
-    startsWithBytes(bytes, PARQUET_MAGIC) &&
-    startsWithBytes(bytes, PARQUET_MAGIC, bytes.length - PARQUET_MAGIC.length)
-  );
+  return bytes.length >= 12 && startsWithBytes(bytes, PARQUET_MAGIC) && startsWithBytes(bytes, PARQUET_MAGIC, bytes.length - PARQUET_MAGIC.length);
 }
 
 /**
@@ -94,11 +90,7 @@ function isParquetFramed(bytes: Uint8Array): boolean {
  * @param bytes the file's content
  * @param explicit a format the caller asked for
  */
-export function detectTableFileFormat(
-  path: string,
-  bytes: Uint8Array,
-  explicit?: TableFileFormat,
-): { format: TableFileFormat; from: FormatSource } {
+export function detectTableFileFormat(path: string, bytes: Uint8Array, explicit?: TableFileFormat): { format: TableFileFormat; from: FormatSource } {
   if (explicit !== undefined) return { format: explicit, from: 'option' };
   const byName = formatFromExtension(path);
   if (byName !== undefined) return { format: byName, from: 'extension' };

@@ -79,7 +79,13 @@ export class CompressedBatchCache {
    * missing ones). A failed compression is not cached.
    * @param body the cached body (its `id` keys the entry; the object itself tells when it is gone)
    */
-  async columns(body: { readonly id: string }, codec: IpcCodec, batch: number, fields: readonly number[], compress: ColumnCompressor): Promise<CompressedColumn[]> {
+  async columns(
+    body: { readonly id: string },
+    codec: IpcCodec,
+    batch: number,
+    fields: readonly number[],
+    compress: ColumnCompressor,
+  ): Promise<CompressedColumn[]> {
     const entry = this.#entryFor(body);
     const keyOf = (field: number) => `${codec}:${batch}:${field}`;
     const missing = fields.filter((field) => !entry.columns.has(keyOf(field)));
@@ -132,7 +138,11 @@ export class CompressedBatchCache {
     if (!this.#bodies.has(bodyId)) return;
     if (store.holdsBody !== undefined) {
       if (!store.holdsBody(bodyId)) this.delete(bodyId);
-    } else void store.has(token).then((alive) => alive || this.delete(bodyId), () => {});
+    } else
+      void store.has(token).then(
+        (alive) => alive || this.delete(bodyId),
+        () => {},
+      );
   }
 
   /** Drops one body's buffers. */

@@ -28,7 +28,11 @@ export function loadZstdCodec(): IpcBufferCodec {
   const z = zlib as unknown as Partial<ZlibZstd>;
   const level = (zlib.constants as Record<string, number>).ZSTD_c_compressionLevel;
   if (typeof z.zstdCompressSync !== 'function' || typeof z.zstdDecompressSync !== 'function' || level === undefined) {
-    throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', { problem: 'missing', codec: 'zstd', reason: `node:zlib has ZSTD from Node 22.15; this is ${process.version}` });
+    throw new S2SPError('S2SP_ERR_CODEC_UNAVAILABLE', {
+      problem: 'missing',
+      codec: 'zstd',
+      reason: `node:zlib has ZSTD from Node 22.15; this is ${process.version}`,
+    });
   }
   const { zstdCompressSync, zstdDecompressSync } = z as ZlibZstd;
   const options = { params: { [level]: LEVEL } };

@@ -43,7 +43,10 @@ export function checkBatchLayout(fields: readonly Field[], layout: BatchLayout, 
     if (length !== layout.length) walk.fail([field.name], `it holds ${length} rows where the batch declares ${layout.length}`);
   }
   if (walk.nodeIndex !== layout.nodes.length || walk.bufferIndex !== layout.sizes.length) {
-    throw invalid(undefined, `the batch lists ${layout.nodes.length} field nodes and ${layout.sizes.length} buffers, its schema needs ${walk.nodeIndex} and ${walk.bufferIndex}`);
+    throw invalid(
+      undefined,
+      `the batch lists ${layout.nodes.length} field nodes and ${layout.sizes.length} buffers, its schema needs ${walk.nodeIndex} and ${walk.bufferIndex}`,
+    );
   }
 }
 
@@ -98,7 +101,8 @@ class LayoutWalk {
     if (node === undefined) this.fail(path, 'the batch has no field node for it');
     const { length, nullCount } = node;
     if (!Number.isSafeInteger(length) || length < 0) this.fail(path, `its length ${length} is not a row count`);
-    if (!Number.isSafeInteger(nullCount) || nullCount < 0 || nullCount > length) this.fail(path, `its null count ${nullCount} is not within its ${length} rows`);
+    if (!Number.isSafeInteger(nullCount) || nullCount < 0 || nullCount > length)
+      this.fail(path, `its null count ${nullCount} is not within its ${length} rows`);
     const type = field.type;
     const id = type.typeId;
     if (id === Type.Null) return length;

@@ -14,12 +14,7 @@
  * bytes than the budget (the consumer's max body bytes) per body.
  */
 import { CompressionType, DataType, Field, RecordBatchReader, Table, type Schema } from 'apache-arrow';
-import {
-  BufferRegion,
-  DictionaryBatch,
-  Message,
-  RecordBatch as RecordBatchHeader,
-} from 'apache-arrow/ipc/metadata/message';
+import { BufferRegion, DictionaryBatch, Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
 import { S2SPError } from '../../errors.js';
 import type { IpcBufferCodec } from '../compression/buffer-codec.js';
 import { checkBatchLayout } from './batch-validation.js';
@@ -113,11 +108,13 @@ function codecFor(type: CompressionType): IpcBufferCodec {
  */
 function framedBuffer(piece: Uint8Array, index: number): { declared?: number; bytes: Uint8Array } {
   if (piece.byteLength === 0) return { bytes: piece };
-  if (piece.byteLength < PREFIX_BYTES) throw new IpcStreamError('invalid', `compressed buffer ${index} is ${piece.byteLength} bytes, too short for its length prefix`);
+  if (piece.byteLength < PREFIX_BYTES)
+    throw new IpcStreamError('invalid', `compressed buffer ${index} is ${piece.byteLength} bytes, too short for its length prefix`);
   const prefix = new DataView(piece.buffer, piece.byteOffset, PREFIX_BYTES).getBigInt64(0, true);
   const bytes = piece.subarray(PREFIX_BYTES);
   if (prefix === NOT_COMPRESSED) return { bytes };
-  if (prefix < 0n || prefix > BigInt(Number.MAX_SAFE_INTEGER)) throw new IpcStreamError('invalid', `compressed buffer ${index} declares ${prefix} uncompressed bytes`);
+  if (prefix < 0n || prefix > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new IpcStreamError('invalid', `compressed buffer ${index} declares ${prefix} uncompressed bytes`);
   return { declared: Number(prefix), bytes };
 }
 

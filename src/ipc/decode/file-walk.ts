@@ -41,13 +41,27 @@ export function outlineIpcFile(bytes: Uint8Array): StreamOutline {
   const schema = footer.schema;
   const outline: StreamOutline = { schema, recordBatches: 0, rows: 0, codecs: new Set(), messages: [] };
   const schemaBytes = schemaMessage(schema);
-  outline.messages.push({ bytes: schemaBytes, index: 0, kind: 'schema', rows: 0, message: Message.decode(schemaBytes.subarray(8)), bodyOffset: schemaBytes.byteLength });
+  outline.messages.push({
+    bytes: schemaBytes,
+    index: 0,
+    kind: 'schema',
+    rows: 0,
+    message: Message.decode(schemaBytes.subarray(8)),
+    bodyOffset: schemaBytes.byteLength,
+  });
   for (const block of footer.dictionaryBatches()) outline.messages.push(blockMessage(bytes, view, block, limit, outline, 'dictionary-batch'));
   for (const block of footer.recordBatches()) outline.messages.push(blockMessage(bytes, view, block, limit, outline, 'record-batch'));
   return outline;
 }
 
-function blockMessage(bytes: Uint8Array, view: DataView, block: FileBlock, limit: number, outline: StreamOutline, kind: 'dictionary-batch' | 'record-batch'): WalkedMessage {
+function blockMessage(
+  bytes: Uint8Array,
+  view: DataView,
+  block: FileBlock,
+  limit: number,
+  outline: StreamOutline,
+  kind: 'dictionary-batch' | 'record-batch',
+): WalkedMessage {
   const index = outline.messages.length;
   const { offset, metaDataLength, bodyLength } = block;
   const end = offset + metaDataLength + bodyLength;

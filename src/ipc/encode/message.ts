@@ -106,7 +106,12 @@ function makeTemplate(nodeCount: number, regionCount: number): MetadataTemplate 
     }
     return found;
   };
-  const positions = [numRows, bodyLength, ...nodes.flatMap((n) => [Number(n.length), Number(n.nullCount)]), ...regions.flatMap((r) => [Number(r.offset), Number(r.length)])].map(at);
+  const positions = [
+    numRows,
+    bodyLength,
+    ...nodes.flatMap((n) => [Number(n.length), Number(n.nullCount)]),
+    ...regions.flatMap((r) => [Number(r.offset), Number(r.length)]),
+  ].map(at);
   if (positions.some((p) => p < 0)) return null;
   return {
     fill(rows, nodesNow, regionsNow, body) {

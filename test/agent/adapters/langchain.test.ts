@@ -118,10 +118,14 @@ test('LangChain: loadMcpTools with the hooks withholds the body from text and st
     body: TABLE_ROWS.map(({ description, reading, detail }, i) => ({ _row_id: i, description, reading, detail })),
   };
   const server = new McpServer({ name: 'stations', version: '1.0.0' });
-  server.registerTool('read_table', { inputSchema: { mode: z.string().optional() }, outputSchema: { total_rows: z.number(), abstract: z.array(z.unknown()), body: z.array(z.unknown()) } }, async () => ({
-    content: [{ type: 'text', text: JSON.stringify(envelope) }],
-    structuredContent: envelope,
-  }));
+  server.registerTool(
+    'read_table',
+    { inputSchema: { mode: z.string().optional() }, outputSchema: { total_rows: z.number(), abstract: z.array(z.unknown()), body: z.array(z.unknown()) } },
+    async () => ({
+      content: [{ type: 'text', text: JSON.stringify(envelope) }],
+      structuredContent: envelope,
+    }),
+  );
   const dispatcher = new S2SPDispatcher();
   const [tool] = await loadMcpTools('stations', await connectInMemory(server, t), createS2SPToolHooks(dispatcher));
 

@@ -17,7 +17,10 @@ describe('tableFromArrowBytes', () => {
     const bytes = await readFile(vegaData('flights-200k.arrow'));
     const table = tableFromArrowBytes(bytes);
     assert.equal(table.numRows, 200000);
-    assert.deepEqual(table.schema.fields.map((f) => f.name), ['_row_id', 'delay', 'distance', 'time']);
+    assert.deepEqual(
+      table.schema.fields.map((f) => f.name),
+      ['_row_id', 'delay', 'distance', 'time'],
+    );
     assert.ok(table.schema.fields[0].type instanceof Int32);
     const ids = table.getChild('_row_id')!;
     assert.equal(ids.get(0), 0);
@@ -33,19 +36,28 @@ describe('tableFromArrowBytes', () => {
       assert.equal(arrowIpcKind(bytes), format);
       const table = tableFromArrowBytes(bytes);
       assert.equal(table.numRows, 3);
-      assert.deepEqual(table.schema.fields.map((f) => f.name), ['_row_id', 'a', 'b']);
-      assert.deepEqual(table.toArray().map((r) => r.toJSON()), [
-        { _row_id: 0, a: 10, b: 'x' },
-        { _row_id: 1, a: 20, b: 'y' },
-        { _row_id: 2, a: 30, b: 'z' },
-      ]);
+      assert.deepEqual(
+        table.schema.fields.map((f) => f.name),
+        ['_row_id', 'a', 'b'],
+      );
+      assert.deepEqual(
+        table.toArray().map((r) => r.toJSON()),
+        [
+          { _row_id: 0, a: 10, b: 'x' },
+          { _row_id: 1, a: 20, b: 'y' },
+          { _row_id: 2, a: 30, b: 'z' },
+        ],
+      );
     });
   }
 
   test('an existing _row_id column is replaced by positions', () => {
     const withIds = tableFromArrays({ b: ['x', 'y'], _row_id: Int32Array.from([7, 9]) });
     const table = tableFromArrowBytes(tableToIPC(withIds, 'stream'));
-    assert.deepEqual(table.schema.fields.map((f) => f.name), ['_row_id', 'b']);
+    assert.deepEqual(
+      table.schema.fields.map((f) => f.name),
+      ['_row_id', 'b'],
+    );
     assert.deepEqual(Array.from(table.getChild('_row_id')!), [0, 1]);
   });
 
@@ -53,7 +65,10 @@ describe('tableFromArrowBytes', () => {
     const empty = tableFromArrays({ a: new Int32Array(0) });
     const table = tableFromArrowBytes(tableToIPC(empty, 'file'));
     assert.equal(table.numRows, 0);
-    assert.deepEqual(table.schema.fields.map((f) => f.name), ['_row_id', 'a']);
+    assert.deepEqual(
+      table.schema.fields.map((f) => f.name),
+      ['_row_id', 'a'],
+    );
   });
 
   // arrow-js itself returns a shorter table for a stream cut on a message
@@ -98,7 +113,10 @@ describe('tableFromArrowBytes: corrupt batches are refused before anything is bu
   const rows = 4242;
   const table = new Table({
     n: vectorFromArray(Int32Array.from({ length: rows }, (_, i) => i)),
-    s: vectorFromArray(Array.from({ length: rows }, (_, i) => `v${i}`), new Utf8()),
+    s: vectorFromArray(
+      Array.from({ length: rows }, (_, i) => `v${i}`),
+      new Utf8(),
+    ),
   });
   const stream = tableToIPC(table, 'stream');
   const corrupt: Record<string, Uint8Array> = {
@@ -110,10 +128,13 @@ describe('tableFromArrowBytes: corrupt batches are refused before anything is bu
     for (const format of ['stream', 'file'] as const) {
       test(`a ${format} whose batch ${what}: S2SP_ERR_INPUT_UNREADABLE, without a memory blow-up`, () => {
         const before = peakRss();
-        assert.throws(() => tableFromArrowBytes(format === 'file' ? fileOf(bytes) : bytes), (err: unknown) => {
-          const { code, message } = err as { code?: unknown; message: string };
-          return code === 'S2SP_ERR_INPUT_UNREADABLE' && /column "(n|s)"/.test(message);
-        });
+        assert.throws(
+          () => tableFromArrowBytes(format === 'file' ? fileOf(bytes) : bytes),
+          (err: unknown) => {
+            const { code, message } = err as { code?: unknown; message: string };
+            return code === 'S2SP_ERR_INPUT_UNREADABLE' && /column "(n|s)"/.test(message);
+          },
+        );
         const growth = peakRss() - before;
         assert.ok(growth < 64 * 2 ** 20, `peak RSS grew by ${(growth / 2 ** 20).toFixed(0)} MiB`);
       });

@@ -1,12 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  booleanFromCsvText,
-  numberFromCsvText,
-  parseCsvRecords,
-  rowsFromCsv,
-} from '../../../src/cli/input/csv.js';
+import { booleanFromCsvText, numberFromCsvText, parseCsvRecords, rowsFromCsv } from '../../../src/cli/input/csv.js';
 import { vegaData } from './fixtures.js';
 
 function assertUnreadable(fn: () => unknown): void {
@@ -15,11 +10,18 @@ function assertUnreadable(fn: () => unknown): void {
 
 describe('parseCsvRecords', () => {
   test('splits plain fields on commas and LF', () => {
-    assert.deepEqual(parseCsvRecords('a,b\n1,2\n'), [['a', 'b'], ['1', '2']]);
+    assert.deepEqual(parseCsvRecords('a,b\n1,2\n'), [
+      ['a', 'b'],
+      ['1', '2'],
+    ]);
   });
 
   test('CRLF line ends give the same records as LF', () => {
-    assert.deepEqual(parseCsvRecords('a,b\r\n1,2\r\n3,4'), [['a', 'b'], ['1', '2'], ['3', '4']]);
+    assert.deepEqual(parseCsvRecords('a,b\r\n1,2\r\n3,4'), [
+      ['a', 'b'],
+      ['1', '2'],
+      ['3', '4'],
+    ]);
   });
 
   test('a lone CR also ends a record', () => {
@@ -44,11 +46,18 @@ describe('parseCsvRecords', () => {
   });
 
   test('a UTF-8 BOM before the header is dropped', () => {
-    assert.deepEqual(parseCsvRecords('\uFEFFid,v\n1,2\n'), [['id', 'v'], ['1', '2']]);
+    assert.deepEqual(parseCsvRecords('\uFEFFid,v\n1,2\n'), [
+      ['id', 'v'],
+      ['1', '2'],
+    ]);
   });
 
   test('blank lines are skipped, a trailing comma is an empty field', () => {
-    assert.deepEqual(parseCsvRecords('a,b\n\n1,\n\r\n2,3\n\n'), [['a', 'b'], ['1', ''], ['2', '3']]);
+    assert.deepEqual(parseCsvRecords('a,b\n\n1,\n\r\n2,3\n\n'), [
+      ['a', 'b'],
+      ['1', ''],
+      ['2', '3'],
+    ]);
   });
 
   test('a quote inside an unquoted field is literal', () => {
@@ -116,12 +125,18 @@ describe('rowsFromCsv', () => {
 
   test('a column with one non-number keeps every cell as text', () => {
     const rows = rowsFromCsv('code\n123\n00M\n7\n').rows;
-    assert.deepEqual(rows.map((r) => r.code), ['123', '00M', '7']);
+    assert.deepEqual(
+      rows.map((r) => r.code),
+      ['123', '00M', '7'],
+    );
   });
 
   test('a column mixing booleans and numbers stays text', () => {
     const rows = rowsFromCsv('v\ntrue\n1\n').rows;
-    assert.deepEqual(rows.map((r) => r.v), ['true', '1']);
+    assert.deepEqual(
+      rows.map((r) => r.v),
+      ['true', '1'],
+    );
   });
 
   test('a short record gets nulls for the missing fields', () => {

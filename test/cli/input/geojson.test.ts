@@ -52,7 +52,17 @@ describe('rowsFromFeatureCollection', () => {
   test('non-Point, null and missing geometries give null coordinates', () => {
     const rows = rowsFromFeatureCollection(
       collection(
-        { type: 'Feature', properties: { k: 1 }, geometry: { type: 'LineString', coordinates: [[1, 2], [3, 4]] } },
+        {
+          type: 'Feature',
+          properties: { k: 1 },
+          geometry: {
+            type: 'LineString',
+            coordinates: [
+              [1, 2],
+              [3, 4],
+            ],
+          },
+        },
         { type: 'Feature', properties: { k: 2 }, geometry: null },
         { type: 'Feature', properties: { k: 3 } },
       ),
@@ -62,7 +72,10 @@ describe('rowsFromFeatureCollection', () => {
       assert.equal(row.latitude, null);
       assert.equal(row.depth, null);
     }
-    assert.deepEqual(rows.map((r) => r.k), [1, 2, 3]);
+    assert.deepEqual(
+      rows.map((r) => r.k),
+      [1, 2, 3],
+    );
   });
 
   test('null properties give only the feature columns; a missing or object id is null', () => {

@@ -152,7 +152,10 @@ describe('Parquet: detection', () => {
       onProgress: (m) => messages.push(m),
     });
     assert.equal(loaded.format, 'parquet');
-    assert.ok(messages.some((m) => m.includes('format parquet (from content)')), messages.join('\n'));
+    assert.ok(
+      messages.some((m) => m.includes('format parquet (from content)')),
+      messages.join('\n'),
+    );
     assert.deepEqual(rowsFromTable(loaded.table), MIXED_ROWS);
   });
 
@@ -188,10 +191,13 @@ describe('Parquet: unreadable files are S2SP_ERR_INPUT_UNREADABLE', () => {
   test('a footer that makes the Rust reader panic is an error, not a crashed process', async () => {
     const bytes = Uint8Array.from(await readFile(vegaData('flights-3m.parquet')));
     bytes[bytes.length - 442] = 86;
-    await assert.rejects(tableFromParquetBytes(bytes, () => {}), (err: unknown) => {
-      assert.equal((err as { code?: unknown }).code, 'S2SP_ERR_INPUT_UNREADABLE');
-      return true;
-    });
+    await assert.rejects(
+      tableFromParquetBytes(bytes, () => {}),
+      (err: unknown) => {
+        assert.equal((err as { code?: unknown }).code, 'S2SP_ERR_INPUT_UNREADABLE');
+        return true;
+      },
+    );
     // The wasm instance still reads after the panic.
     const loaded = await readTableFile(await tmp.write('after-panic.parquet', await parquetBytes(MIXED)));
     assert.deepEqual(rowsFromTable(loaded.table), MIXED_ROWS);
@@ -218,10 +224,7 @@ describe('Parquet: flights-3m.parquet (vega-datasets)', () => {
     const [first] = rowsFromTable(table.slice(0, 1));
     assert.equal(typeof first.date, 'string');
     assert.match(first.date as string, /^2001-\d\d-\d\dT\d\d:\d\d:\d\d/);
-    assert.deepEqual(
-      { ...first, date: undefined },
-      { _row_id: 0, date: undefined, delay: 33, distance: 2176, origin: 'LAS', destination: 'PHL' },
-    );
+    assert.deepEqual({ ...first, date: undefined }, { _row_id: 0, date: undefined, delay: 33, distance: 2176, origin: 'LAS', destination: 'PHL' });
 
     const groups = messages.filter((m) => m.includes('row group'));
     assert.equal(groups.length, 11, messages.join('\n'));

@@ -3,12 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Int32, tableFromArrays, tableToIPC } from 'apache-arrow';
-import {
-  TableFileFormat,
-  isTableFileFormat,
-  readTableFile,
-  type LoadedTable,
-} from '../../../src/cli/input/read-table-file.js';
+import { TableFileFormat, isTableFileFormat, readTableFile, type LoadedTable } from '../../../src/cli/input/read-table-file.js';
 import { detectTableFileFormat, formatFromBytes, formatFromExtension } from '../../../src/cli/input/table-file-format.js';
 import { rowsFromTable } from '../../../src/table/rows-from-table.js';
 import { createTempDir, vegaData, type TempDir } from './fixtures.js';
@@ -258,7 +253,10 @@ describe('readTableFile: errors are S2SP_ERR_INPUT_UNREADABLE and name the file'
 describe('regression: input files keep their columns as written', () => {
   test('a header-only CSV gives its columns and no rows', async () => {
     const loaded = await readTableFile(await tmp.write('header-only.csv', 'a,b\n'));
-    assert.deepEqual(loaded.table.schema.fields.map((f) => f.name), ['_row_id', 'a', 'b']);
+    assert.deepEqual(
+      loaded.table.schema.fields.map((f) => f.name),
+      ['_row_id', 'a', 'b'],
+    );
     assert.equal(loaded.table.numRows, 0);
   });
 
@@ -267,12 +265,18 @@ describe('regression: input files keep their columns as written', () => {
     const names = loaded.table.schema.fields.map((f) => f.name);
     assert.deepEqual(names, ['_row_id', 'id', ' name']);
     const domains = parseAbstractDomains('[" name"]') ?? [];
-    assert.deepEqual(domains.filter((d) => !names.includes(d)), []);
+    assert.deepEqual(
+      domains.filter((d) => !names.includes(d)),
+      [],
+    );
   });
 
   test('JSON keys that look like numbers keep the document order (first seen)', async () => {
     const loaded = await readTableFile(await tmp.write('numeric-keys.json', '[{"b":1,"10":2,"2":3},{"b":4,"z":5,"1":6}]'));
-    assert.deepEqual(loaded.table.schema.fields.map((f) => f.name), ['_row_id', 'b', '10', '2', 'z', '1']);
+    assert.deepEqual(
+      loaded.table.schema.fields.map((f) => f.name),
+      ['_row_id', 'b', '10', '2', 'z', '1'],
+    );
     assert.deepEqual(rowsFromTable(loaded.table)[0], { _row_id: 0, b: 1, 10: 2, 2: 3, z: null, 1: null });
   });
 });

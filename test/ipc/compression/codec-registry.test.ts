@@ -5,5 +5,8 @@ import type { IpcCodec } from '../../../src/protocol/media-types.js';
 import { codeThrownBy } from '../../support/code-of.js';
 
 test('a name that is no IPC codec is CODEC_UNAVAILABLE from the catalogue', () => {
-  assert.equal(codeThrownBy(() => ipcCodec('snappy' as IpcCodec)), 'S2SP_ERR_CODEC_UNAVAILABLE');
+  assert.equal(
+    codeThrownBy(() => ipcCodec('snappy' as IpcCodec)),
+    'S2SP_ERR_CODEC_UNAVAILABLE',
+  );
 });

@@ -45,7 +45,10 @@ test('two responses asking at once share one compression', async () => {
 test('a failed compression is not cached: the next call compresses again', async () => {
   const cache = new CompressedBatchCache();
   const body = { id: 'b1' };
-  await assert.rejects(cache.columns(body, 'lz4', 0, [0], async () => Promise.reject(new Error('simulated'))), /simulated/);
+  await assert.rejects(
+    cache.columns(body, 'lz4', 0, [0], async () => Promise.reject(new Error('simulated'))),
+    /simulated/,
+  );
   const { calls, compress } = counting();
   await cache.columns(body, 'lz4', 0, [0], compress);
   assert.deepEqual(calls, [[0]]);

@@ -42,7 +42,10 @@ test('valid batches of every type, with and without nulls, nested ones and empty
   const nested = new Table({
     list: vectorFromArray([[1, 2], [], null, [3]], new List(new Field('item', new Int32(), true))),
     fixed: vectorFromArray([[1, 2], [3, 4], null, [5, 6]], new FixedSizeList(2, new Field('item', new Int32(), true))),
-    struct: vectorFromArray([{ a: 1, b: 'x' }, null, { a: 3, b: null }, { a: 4, b: 'y' }], new Struct([new Field('a', new Int32(), true), new Field('b', new Utf8(), true)])),
+    struct: vectorFromArray(
+      [{ a: 1, b: 'x' }, null, { a: 3, b: null }, { a: 4, b: 'y' }],
+      new Struct([new Field('a', new Int32(), true), new Field('b', new Utf8(), true)]),
+    ),
   });
   const empty = new Table(new Schema([new Field('s', new Utf8(), true), new Field('n', new Int32(), true)]));
   // A field named "" once made the checked table's schema differ from its batches'.
@@ -55,7 +58,13 @@ test('valid batches of every type, with and without nulls, nested ones and empty
 });
 
 test('a batch claiming 1,000,000,000 rows over buffers for 4,242 is refused, naming the column', () => {
-  const table = new Table({ n: vectorFromArray(Int32Array.from({ length: 4242 }, (_, i) => i)), s: vectorFromArray(Array.from({ length: 4242 }, (_, i) => `v${i}`), new Utf8()) });
+  const table = new Table({
+    n: vectorFromArray(Int32Array.from({ length: 4242 }, (_, i) => i)),
+    s: vectorFromArray(
+      Array.from({ length: 4242 }, (_, i) => `v${i}`),
+      new Utf8(),
+    ),
+  });
   const bytes = tableToIPC(table, 'stream');
   assert.deepEqual(refusal(patchFirstBatch(bytes, { length: 1_000_000_000 })), { kind: 'invalid', column: 'n' });
   assert.deepEqual(refusal(patchFirstBatch(bytes, { length: 1_000_000_000, nodeLength: 1_000_000_000 })), { kind: 'invalid', column: 'n' });

@@ -39,9 +39,17 @@ test('reports LZ4_FRAME for a compressed stream', NEEDS_LZ4, () => {
 test('every proper prefix of a stream is truncated, whatever byte it ends on', NEEDS_LZ4, () => {
   for (const bytes of [ipcOf(sampleTable(3, 5)), lz4IpcOf(sampleTable(2, 40))]) {
     for (let length = 0; length < bytes.byteLength; length++) {
-      assert.equal(kindOf(() => outlineIpcStream(bytes.subarray(0, length))), 'truncated', `cut at ${length}`);
+      assert.equal(
+        kindOf(() => outlineIpcStream(bytes.subarray(0, length))),
+        'truncated',
+        `cut at ${length}`,
+      );
     }
-    assert.equal(kindOf(() => outlineIpcStream(bytes)), undefined, 'the whole stream passes');
+    assert.equal(
+      kindOf(() => outlineIpcStream(bytes)),
+      undefined,
+      'the whole stream passes',
+    );
   }
 });
 
@@ -49,7 +57,10 @@ test('a prefix arrow-js reads without complaint is still refused', () => {
   const full = ipcOf(sampleTable(3, 5));
   const noEos = full.subarray(0, full.byteLength - 8);
   assert.equal(tableFromIPC(noEos).numRows, 15, 'arrow-js alone accepts a stream without EOS');
-  assert.equal(kindOf(() => outlineIpcStream(noEos)), 'truncated');
+  assert.equal(
+    kindOf(() => outlineIpcStream(noEos)),
+    'truncated',
+  );
 });
 
 test('accepts the legacy 4-byte end marker and the pre-0.15 framing', () => {
@@ -60,7 +71,10 @@ test('accepts the legacy 4-byte end marker and the pre-0.15 framing', () => {
   const legacy = new RecordBatchStreamWriter({ writeLegacyIpcFormat: true }).writeAll(sampleTable(2, 3)).toUint8Array(true);
   assert.notEqual(Buffer.from(legacy.subarray(0, 4)).readInt32LE(0), -1, 'precondition: no continuation marker');
   assert.equal(outlineIpcStream(legacy).rows, 6);
-  assert.equal(kindOf(() => outlineIpcStream(legacy.subarray(0, legacy.byteLength - 4))), 'truncated');
+  assert.equal(
+    kindOf(() => outlineIpcStream(legacy.subarray(0, legacy.byteLength - 4))),
+    'truncated',
+  );
 });
 
 test('bytes after the end marker, garbage, a lone marker and the file format are malformed', () => {
@@ -76,7 +90,11 @@ test('bytes after the end marker, garbage, a lone marker and the file format are
     tableToIPC(sampleTable(1, 3), 'file'),
   ];
   for (const [i, bytes] of answers.entries()) {
-    assert.notEqual(kindOf(() => outlineIpcStream(bytes)), undefined, `answer ${i}`);
+    assert.notEqual(
+      kindOf(() => outlineIpcStream(bytes)),
+      undefined,
+      `answer ${i}`,
+    );
   }
 });
 
@@ -85,7 +103,10 @@ test('a second schema message where a batch belongs is malformed', () => {
   // The schema message is the first one: continuation, length, metadata, no body.
   const schemaEnd = 8 + Buffer.from(stream).readInt32LE(4);
   const doubled = Buffer.concat([stream.subarray(0, schemaEnd), stream]);
-  assert.equal(kindOf(() => outlineIpcStream(doubled)), 'malformed');
+  assert.equal(
+    kindOf(() => outlineIpcStream(doubled)),
+    'malformed',
+  );
 });
 
 /** Feeds `bytes` to walkIpcStream in pieces of `size`; resolves with the messages' byte lengths and the outline. */

@@ -163,10 +163,22 @@ test('regression: arrow-js 21.1-21.2 wrote the compressed length in the LZ4 buff
   // and one that cannot compress (random bytes), which is still an LZ4 frame
   // (never stored raw with a -1 prefix: see the next test).
   const table = new Table({
-    _row_id: vectorFromArray(Array.from({ length: n }, (_, i) => i), new Int32()),
-    same: vectorFromArray(Array.from({ length: n }, () => 7), new Int32()),
-    text: vectorFromArray(Array.from({ length: n }, () => 'station 1 station 1 station 1'), new Utf8()),
-    noise: vectorFromArray(Array.from({ length: n }, (_, i) => (i === 0 ? new Uint8Array(randomBytes(2048)) : new Uint8Array(0))), new Binary()),
+    _row_id: vectorFromArray(
+      Array.from({ length: n }, (_, i) => i),
+      new Int32(),
+    ),
+    same: vectorFromArray(
+      Array.from({ length: n }, () => 7),
+      new Int32(),
+    ),
+    text: vectorFromArray(
+      Array.from({ length: n }, () => 'station 1 station 1 station 1'),
+      new Utf8(),
+    ),
+    noise: vectorFromArray(
+      Array.from({ length: n }, (_, i) => (i === 0 ? new Uint8Array(randomBytes(2048)) : new Uint8Array(0))),
+      new Binary(),
+    ),
   });
   const batch = table.batches[0];
   const plainBuffers = bodyBuffers(walk(streamOf(table))[1]);
@@ -203,30 +215,37 @@ test('regression: arrow-js 21.1-21.2 wrote the compressed length in the LZ4 buff
   assert.ok(bigWin, 'a highly compressible buffer shrank well (its two lengths differ a lot)');
 });
 
-test('regression: an LZ4 body with a small Decimal128 column made polars panic (its raw-stored buffer read 8 bytes off 16-byte alignment)', NEEDS_LZ4, async (t) => {
-  const polars = pl;
-  if (polars === undefined) {
-    t.skip(String(polarsSkip));
-    return;
-  }
-  // One row: every buffer is too small to compress, which is what used to be stored raw.
-  const words = Uint32Array.of(12345, 0, 0, 0, 7, 0, 0, 0);
-  const decimal = makeData({ type: new Decimal(2, 38, 128), length: 2, nullCount: 0, data: words });
-  const table = new Table({ name: vectorFromArray(['a', 'b'], new Utf8()), d: makeVector(decimal) });
-  for (let start = 0; start < 2; start++) {
-    const part = table.slice(start, start + 1);
-    const bytes = streamOf(part, part.batches, { codec: 'lz4', compress: ipcCodec('lz4').compress });
-    const frame: DataFrame = polars.readIPCStream(Buffer.from(bytes));
-    assert.equal(frame.height, 1);
-    assert.equal(String(frame.getColumn('d').cast(polars.Utf8).toArray()[0]), start === 0 ? '123.45' : '0.07');
-  }
-});
+test(
+  'regression: an LZ4 body with a small Decimal128 column made polars panic (its raw-stored buffer read 8 bytes off 16-byte alignment)',
+  NEEDS_LZ4,
+  async (t) => {
+    const polars = pl;
+    if (polars === undefined) {
+      t.skip(String(polarsSkip));
+      return;
+    }
+    // One row: every buffer is too small to compress, which is what used to be stored raw.
+    const words = Uint32Array.of(12345, 0, 0, 0, 7, 0, 0, 0);
+    const decimal = makeData({ type: new Decimal(2, 38, 128), length: 2, nullCount: 0, data: words });
+    const table = new Table({ name: vectorFromArray(['a', 'b'], new Utf8()), d: makeVector(decimal) });
+    for (let start = 0; start < 2; start++) {
+      const part = table.slice(start, start + 1);
+      const bytes = streamOf(part, part.batches, { codec: 'lz4', compress: ipcCodec('lz4').compress });
+      const frame: DataFrame = polars.readIPCStream(Buffer.from(bytes));
+      assert.equal(frame.height, 1);
+      assert.equal(String(frame.getColumn('d').cast(polars.Utf8).toArray()[0]), start === 0 ? '123.45' : '0.07');
+    }
+  },
+);
 
-test('regression: arrow-js 21.2 cut a sliced Utf8View or BinaryView column\'s views twice (an empty view buffer)', () => {
+test("regression: arrow-js 21.2 cut a sliced Utf8View or BinaryView column's views twice (an empty view buffer)", () => {
   const text = ['short', 'a string longer than twelve bytes', '', null, 'x'];
   const table = new Table({
     s: vectorFromArray(text, new Utf8View()),
-    b: vectorFromArray(text.map((v) => (v === null ? null : new TextEncoder().encode(v))), new BinaryView()),
+    b: vectorFromArray(
+      text.map((v) => (v === null ? null : new TextEncoder().encode(v))),
+      new BinaryView(),
+    ),
   });
   for (let start = 0; start < text.length; start++) {
     const part = table.slice(start, text.length);
