@@ -12,32 +12,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Type, tableFromIPC, type Table } from 'apache-arrow';
+import type { Type } from 'apache-arrow';
+import { tableFromIPC, type Table } from 'apache-arrow';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { resolveFetch } from '../../src/data/fetch-request.js';
 import { selectionBuffer } from '../../src/data/encoder-core.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { allTypes } from '../support/all-types-table.js';
-import { MATRIX, MATRIX_ROWS, matrixTable } from '../support/type-matrix.js';
+import { GATHERED_TYPES, MATRIX, MATRIX_ROWS, matrixTable } from '../support/type-matrix.js';
 
 const ARROW = 'application/vnd.apache.arrow.stream';
-/** The layouts the Arrow fast path writes (as take-rows.ts gathers them). */
-const FLAT = new Set<Type>([
-  Type.Null,
-  Type.Bool,
-  Type.Int,
-  Type.Float,
-  Type.Decimal,
-  Type.Date,
-  Type.Time,
-  Type.Timestamp,
-  Type.Duration,
-  Type.Interval,
-  Type.FixedSizeBinary,
-  Type.Utf8,
-  Type.Binary,
-]);
 
 interface Planes {
   store: MemoryStore;
@@ -129,11 +114,11 @@ test("every type of the type matrix, alone and together: the fast path writes th
       const json = await sameBytes(p, table, request);
       assert.notEqual(json.direct, undefined, `${column.name}: JSON takes the fast path`);
       const arrow = await sameBytes(p, table, request, ARROW);
-      const flat = FLAT.has(bodyType.get(column.name)!);
+      const flat = GATHERED_TYPES.has(bodyType.get(column.name)!);
       assert.equal(arrow.direct !== undefined, flat, `${column.name}: the Arrow fast path is taken for flat layouts only`);
     }
   }
-  const flatNames = MATRIX.filter((c) => FLAT.has(bodyType.get(c.name)!)).map((c) => c.name);
+  const flatNames = MATRIX.filter((c) => GATHERED_TYPES.has(bodyType.get(c.name)!)).map((c) => c.name);
   const arrow = await sameBytes(p, table, { row_ids: scattered, columns: flatNames }, ARROW);
   assert.notEqual(arrow.direct, undefined);
   assert.equal(tableFromIPC(arrow.fast).numRows, 4);

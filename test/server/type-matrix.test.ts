@@ -22,14 +22,15 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { DataType, Type, tableFromIPC, tableToIPC, type Vector } from 'apache-arrow';
+import type { Type } from 'apache-arrow';
+import { DataType, tableFromIPC, tableToIPC, type Vector } from 'apache-arrow';
 import { fetchBody } from '../../src/consumer/fetch-body.js';
 import { ipcCodecAvailable } from '../../src/ipc/compression/codec-registry.js';
 import { registerArrowDecoder } from '../support/arrow-streams.js';
 import { S2SPServer } from '../../src/server/s2sp-server.js';
 import { parseJsonExact } from '../../src/json/exact-json.js';
 import { connectInMemory } from '../support/in-memory-client.js';
-import { MATRIX, MATRIX_ROWS, expectedRowText, matrixTable, type MatrixColumn } from '../support/type-matrix.js';
+import { GATHERED_TYPES, MATRIX, MATRIX_ROWS, expectedRowText, matrixTable, type MatrixColumn } from '../support/type-matrix.js';
 import { CLI_PATH as CLI } from '../support/cli-process.js';
 
 import { pl, polarsSkip, type DataFrame } from '../support/polars.js';
@@ -38,22 +39,6 @@ const ARROW = 'application/vnd.apache.arrow.stream';
 const ARROW_LZ4 = `${ARROW}; codecs="lz4"`;
 const ALL_IDS = Array.from({ length: MATRIX_ROWS }, (_, i) => i);
 const NAMES = MATRIX.map((c) => c.name);
-/** The layouts take-rows.ts gathers: a scattered selection of only these is gathered, not sliced. */
-const GATHERED_TYPES = new Set<Type>([
-  Type.Null,
-  Type.Bool,
-  Type.Int,
-  Type.Float,
-  Type.Decimal,
-  Type.Date,
-  Type.Time,
-  Type.Timestamp,
-  Type.Duration,
-  Type.Interval,
-  Type.FixedSizeBinary,
-  Type.Utf8,
-  Type.Binary,
-]);
 const FLAT = MATRIX.filter((c) => GATHERED_TYPES.has(c.data.typeId as Type));
 const POLARS_READABLE = MATRIX.filter((c) => c.polars !== 'unreadable').map((c) => c.name);
 const FLAT_READABLE = FLAT.filter((c) => c.polars !== 'unreadable').map((c) => c.name);

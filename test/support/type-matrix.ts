@@ -48,6 +48,7 @@ import {
   TimeSecond,
   Timestamp,
   TimeUnit,
+  Type,
   Uint16,
   Uint32,
   Uint64,
@@ -188,6 +189,23 @@ const sparseType = new SparseUnion([0, 1], [field('i', new Int32()), field('s', 
 const denseType = new DenseUnion([5, 7], [field('f', new Float64()), field('b', new Bool())]);
 
 /** Every column of the matrix, with its expected JSON per row. */
+/** The layouts take-rows.ts gathers (the Arrow fast path writes them): a scattered selection of only these is gathered, not sliced. */
+export const GATHERED_TYPES: ReadonlySet<Type> = new Set<Type>([
+  Type.Null,
+  Type.Bool,
+  Type.Int,
+  Type.Float,
+  Type.Decimal,
+  Type.Date,
+  Type.Time,
+  Type.Timestamp,
+  Type.Duration,
+  Type.Interval,
+  Type.FixedSizeBinary,
+  Type.Utf8,
+  Type.Binary,
+]);
+
 export const MATRIX: readonly MatrixColumn[] = [
   {
     name: 'bool',
