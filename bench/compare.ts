@@ -27,7 +27,8 @@ function goalsIn(dir: string): Map<string, Goal> {
     .filter((f) => f.endsWith('.json'))
     .sort()) {
     const result = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Partial<ScenarioResult>;
-    for (const goal of result.goals ?? []) goals.set(`${result.scenario}\u0000${goal.name}`, goal);
+    // A name may end in this run's figures, "(12.8 vs 7.495)": not part of the goal's identity.
+    for (const goal of result.goals ?? []) goals.set(`${result.scenario}\u0000${goal.name.replace(/ \([^()]*\)$/, '')}`, goal);
   }
   return goals;
 }

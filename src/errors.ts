@@ -236,6 +236,7 @@ export const ERRORS = {
       columnSplit: () => 'a compressed record batch message does not split into its columns',
       notRecordBatch: () => 'a message read back as a record batch is not one',
       compressorMissing: (p: { codec: string }) => `a chunk in ${p.codec} was to be encoded without a ${p.codec} compressor`,
+      floatText: () => 'the float-text addon refused a column (its buffers do not fit the values)',
     }),
   },
 

@@ -71,7 +71,7 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
   S2SP_ERR_REQUEST_TOO_LARGE: null,
   S2SP_ERR_CONTENT_TYPE_UNSUPPORTED: null,
   S2SP_ERR_INTERNAL: null,
-  S2SP_ERR_INTERNAL_INVARIANT: { columnSplit: {}, notRecordBatch: {}, compressorMissing: { codec: 'lz4' } },
+  S2SP_ERR_INTERNAL_INVARIANT: { columnSplit: {}, notRecordBatch: {}, compressorMissing: { codec: 'lz4' }, floatText: {} },
   S2SP_ERR_REQUEST_MALFORMED: { parser: { parserCode: 'HPE_INVALID_CHUNK_SIZE' }, url: {} },
   S2SP_ERR_REQUEST_TIMEOUT: null,
   S2SP_ERR_REQUEST_HEADERS_TOO_LARGE: null,

@@ -34,7 +34,7 @@ export function* jsonRowBytes(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTE
   for (const batch of table.batches) {
     // An empty table from arrow-js may hold Vectors where Data belongs; nothing to write anyway.
     if (batch.numRows === 0) continue;
-    const writers: JsonWriter[] = fields.map((f, c) => jsonWriter(f, batch.data.children[c]));
+    const writers: JsonWriter[] = fields.map((f, c) => jsonWriter(f, batch.data.children[c], true));
     for (let i = 0; i < batch.numRows; i++) {
       w.ensure(1);
       if (!first) w.buf[w.pos++] = JSON_ROW_SEPARATOR;
@@ -71,7 +71,7 @@ export function jsonArrayRowFragment(table: Table): Uint8Array {
   let first = true;
   for (const batch of table.batches) {
     if (batch.numRows === 0) continue;
-    const writers: JsonWriter[] = fields.map((f, c) => jsonWriter(f, batch.data.children[c]));
+    const writers: JsonWriter[] = fields.map((f, c) => jsonWriter(f, batch.data.children[c], true));
     for (let i = 0; i < batch.numRows; i++) {
       w.ensure(2);
       if (!first) w.buf[w.pos++] = COMMA;

@@ -55,13 +55,13 @@ const NULL_CODEC: JsonCodec = { write: (w) => w.bytes(NULL_BYTES), read: () => n
  * `null` both ways.
  * @throws S2SPError `S2SP_ERR_TABLE_UNSUPPORTED_TYPE` for a type JSON cannot carry exactly
  */
-export function columnCodec(field: Field, data: Data): JsonCodec {
+export function columnCodec(field: Field, data: Data, wholeChunk = false): JsonCodec {
   if (data.typeId === Type.Null) return NULL_CODEC;
   const make = MAKERS[data.typeId];
   if (make === undefined) {
     throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'unsupportedType', column: field.name, type: String(field.type) });
   }
-  const codec = make(field, data, columnCodec);
+  const codec = make(field, data, columnCodec, wholeChunk);
   const valid = validity(data);
   if (valid === undefined) return codec;
   const { write, read } = codec;
@@ -71,9 +71,9 @@ export function columnCodec(field: Field, data: Data): JsonCodec {
   };
 }
 
-/** A JSON writer for `data`, the chunk of `field` in one batch. */
-export function jsonWriter(field: Field, data: Data): JsonWriter {
-  return columnCodec(field, data).write;
+/** A JSON writer for `data`, the chunk of `field` in one batch; `wholeChunk` when every element will be written, in order. */
+export function jsonWriter(field: Field, data: Data, wholeChunk = false): JsonWriter {
+  return columnCodec(field, data, wholeChunk).write;
 }
 
 /** A JS-value reader for `data`, the chunk of `field` in one batch. */
