@@ -58,6 +58,17 @@ test('npm pack, install into an empty project: under 30 MB besides the peers, th
   for (const name of OPTIONAL) assert.ok(!existsSync(join(modules, name)), `optional ${name} not installed`);
   for (const name of SDK_LINES) assert.ok(!existsSync(join(modules, name)), `SDK ${name} not installed`);
 
+  // The install built the float-text addon from source (a C++ compiler is on every machine the suite runs on),
+  // and the installed library loads it.
+  const addonFile = join(modules, 's2sp', 'dist', 'native', 'float-text.node');
+  const addon = await exec(project, process.execPath, [
+    '-e',
+    'const a = require(process.argv[1]); const t = new Uint8Array(25); const e = new Uint32Array(1); a.floatColumnText(Float64Array.of(0.1), t, e); console.log(Buffer.from(t.subarray(0, e[0])).toString())',
+    addonFile,
+  ]);
+  assert.equal(addon.code, 0, addon.stderr);
+  assert.equal(addon.stdout.trim(), '0.1');
+
   const imported = await exec(project, process.execPath, [
     '--input-type=module',
     '-e',
