@@ -368,7 +368,6 @@ export const ERRORS = {
       // fetchBody's options
       rowIdsEmpty: () => 'rowIds is empty; pass undefined to fetch every row',
       rowIdsNotIntegers: () => 'rowIds must be non-negative integers',
-      notPositive: (p: { option: string; value: unknown }) => `${p.option} must be a positive number, got ${quoteInput(p.value)}`,
       format: (p: { value: unknown }) => `format must be "auto", "json" or "arrow", got ${quoteInput(p.value)}`,
       codec: (p: { value: unknown }) => `codec must be "auto", "none", "zstd" or "lz4", got ${quoteInput(p.value)}`,
       allowedOriginNotUrl: (p: { origin: unknown }) => `allowed origin ${quoteInput(p.origin)} is not a URL`,

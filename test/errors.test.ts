@@ -107,7 +107,6 @@ const SAMPLES: { readonly [C in ErrorCode]: Sample<C> } = {
   S2SP_ERR_CONSUMER_ARG_INVALID: {
     rowIdsEmpty: {},
     rowIdsNotIntegers: {},
-    notPositive: { option: 'maxBytes', value: 'x' },
     format: { value: 'xml' },
     codec: { value: 'gzip' },
     allowedOriginNotUrl: { origin: 'nope' },

@@ -32,15 +32,6 @@ export function textToolResult(text: string): CallToolResult {
 }
 
 /**
- * A tool result for a tool with an `outputSchema`: `structured` as
- * `structuredContent`, and `text` (JSON text of it, by default) as the text
- * block that clients without structured output read.
- */
-export function structuredToolResult(structured: Record<string, unknown>, text: unknown = structured): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(text) }], structuredContent: structured };
-}
-
-/**
  * A tool error for `error`. S2SP errors keep their message (written for an
  * LLM to act on); anything else becomes a generic internal error, because a
  * stack trace in the LLM's context helps nobody.

@@ -18,17 +18,28 @@ export const DEFAULT_JSON_CHUNK_BYTES = 64 * 1024;
 
 const encoder = new TextEncoder();
 
+/** How a row is written: what opens it, what precedes each value, what closes it. */
+interface RowLayout {
+  readonly open: Uint8Array | undefined;
+  readonly before: readonly Uint8Array[];
+  readonly close: number;
+}
+
 /**
  * Yields the rows of `table` as JSON bytes, `{"_row_id":0,...}` each,
  * comma-separated (a chunk after the first starts with the comma), in chunks
  * of about `chunkBytes` (Infinity: one chunk).
  */
-export function* jsonRowBytes(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTES): Generator<Uint8Array> {
+export function jsonRowBytes(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTES): Generator<Uint8Array> {
   const fields = table.schema.fields;
   // `{"_row_id":` opens a row, `,"name":` precedes every other value.
-  const keys = fields.map((f, c) => encoder.encode((c === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
+  const before = fields.map((f, c) => encoder.encode((c === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
+  return rowBytes(table, chunkBytes, { open: fields.length === 0 ? encoder.encode('{') : undefined, before, close: CLOSE_BRACE });
+}
+
+function* rowBytes(table: Table, chunkBytes: number, { open, before, close }: RowLayout): Generator<Uint8Array> {
+  const fields = table.schema.fields;
   const width = fields.length;
-  const empty = width === 0 ? encoder.encode('{') : undefined;
   const w = new ByteWriter(Number.isFinite(chunkBytes) ? chunkBytes + 4096 : table.numRows * 16 * Math.max(1, width));
   let first = true;
   for (const batch of table.batches) {
@@ -39,13 +50,13 @@ export function* jsonRowBytes(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTE
       w.ensure(1);
       if (!first) w.buf[w.pos++] = JSON_ROW_SEPARATOR;
       first = false;
-      if (empty !== undefined) w.bytes(empty);
+      if (open !== undefined) w.bytes(open);
       for (let c = 0; c < width; c++) {
-        w.bytes(keys[c]);
+        w.bytes(before[c]);
         writers[c](w, i);
       }
       w.ensure(1);
-      w.buf[w.pos++] = CLOSE_BRACE;
+      w.buf[w.pos++] = close;
       if (w.pos >= chunkBytes) yield w.take();
     }
   }
@@ -58,6 +69,11 @@ export function jsonRowFragment(table: Table): Uint8Array {
   return parts.length === 0 ? new Uint8Array(0) : parts[0];
 }
 
+// What the value arrays of jsonArrayRowFragment are made of.
+const NOTHING = new Uint8Array(0);
+const VALUE_SEPARATOR = Uint8Array.of(COMMA);
+const ARRAY_OPEN = Uint8Array.of(OPEN_BRACKET);
+
 /**
  * The rows of `table` as one JSON fragment of value arrays, `[0,2.0,"x"]`
  * each, in column order, comma-separated (no brackets around the list): the
@@ -65,30 +81,9 @@ export function jsonRowFragment(table: Table): Uint8Array {
  * {@link jsonRowBytes} writes it.
  */
 export function jsonArrayRowFragment(table: Table): Uint8Array {
-  const fields = table.schema.fields;
-  const width = fields.length;
-  const w = new ByteWriter(table.numRows * 16 * Math.max(1, width));
-  let first = true;
-  for (const batch of table.batches) {
-    if (batch.numRows === 0) continue;
-    const writers: JsonWriter[] = fields.map((f, c) => jsonWriter(f, batch.data.children[c], true));
-    for (let i = 0; i < batch.numRows; i++) {
-      w.ensure(2);
-      if (!first) w.buf[w.pos++] = COMMA;
-      first = false;
-      w.buf[w.pos++] = OPEN_BRACKET;
-      for (let c = 0; c < width; c++) {
-        if (c > 0) {
-          w.ensure(1);
-          w.buf[w.pos++] = COMMA;
-        }
-        writers[c](w, i);
-      }
-      w.ensure(1);
-      w.buf[w.pos++] = CLOSE_BRACKET;
-    }
-  }
-  return w.take(0);
+  const before = table.schema.fields.map((_, c) => (c === 0 ? NOTHING : VALUE_SEPARATOR));
+  const parts = [...rowBytes(table, Number.POSITIVE_INFINITY, { open: ARRAY_OPEN, before, close: CLOSE_BRACKET })];
+  return parts.length === 0 ? new Uint8Array(0) : parts[0];
 }
 
 /** Yields the rows of `table` as strings (see {@link jsonRowBytes}). */

@@ -11,8 +11,7 @@ import { FALSE_BYTES, TRUE_BYTES } from './bytes.js';
 import { int64Numbers, int64Values } from './column-access.js';
 import type { JsonCodec } from './json-codec.js';
 import { decimalText } from './decimal-text.js';
-import { floatColumnText } from './float-column-text.js';
-import { finiteFloatText, float16ToNumber, nonFiniteName } from './float-text.js';
+import { finiteFloatText, float16ToNumber, floatColumnText, nonFiniteName } from './float-text.js';
 
 const DOT_ZERO = Buffer.from('.0');
 

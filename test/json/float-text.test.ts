@@ -9,8 +9,7 @@ import { test } from 'node:test';
 import { Field, Float64, makeData, Table, RecordBatch, Schema, Struct } from 'apache-arrow';
 import { ByteWriter } from '../../src/json/byte-writer.js';
 import { jsonWriter } from '../../src/json/column-codec.js';
-import { floatColumnText, floatTextAddonLoaded } from '../../src/json/float-column-text.js';
-import { finiteFloatText } from '../../src/json/float-text.js';
+import { finiteFloatText, floatColumnText, floatTextAddonLoaded } from '../../src/json/float-text.js';
 import { jsonRowFragment } from '../../src/json/body-writer.js';
 
 const inCi = ['1', 'true'].includes(String(process.env.CI).toLowerCase());
