@@ -254,14 +254,16 @@ function oracle(rows: Row[]): { columns: string[]; rows: Row[] } {
  * The oracle's rows as the JSON encoding writes them (README, "JSON encoding
  * of Arrow types"): a Float64 column keeps -0 and spells NaN and the
  * infinities as strings; a JSON-text column holds each value as
- * `JSON.stringify` would write it (NaN and the infinities null), except that
- * -0 stays -0; other columns hold the values themselves.
+ * `JSON.stringify` would write it, except that -0 stays -0 and NaN and the
+ * infinities are spelled as strings there too (not null); other columns hold
+ * the values themselves.
  */
 function asEncoded(rows: Row[], columnKinds: Record<string, string>): Row[] {
   const NEGATIVE_ZERO = '\u0000-0';
+  const spelled = (v: number): string => (Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity');
   const viaJson = (v: unknown): unknown =>
     JSON.parse(
-      JSON.stringify(v, (_k, x: unknown) => (Object.is(x, -0) ? NEGATIVE_ZERO : x)),
+      JSON.stringify(v, (_k, x: unknown) => (Object.is(x, -0) ? NEGATIVE_ZERO : typeof x === 'number' && !Number.isFinite(x) ? spelled(x) : x)),
       (_k, x: unknown) => (x === NEGATIVE_ZERO ? -0 : x),
     );
   return rows.map((row) => {
@@ -270,7 +272,7 @@ function asEncoded(rows: Row[], columnKinds: Record<string, string>): Row[] {
       const v = row[key];
       let encoded = v;
       if (v !== null && columnKinds[key] === 'json') encoded = viaJson(v);
-      if (typeof v === 'number' && columnKinds[key] === 'float64' && !Number.isFinite(v)) encoded = Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+      if (typeof v === 'number' && columnKinds[key] === 'float64' && !Number.isFinite(v)) encoded = spelled(v);
       setOwn(out, key, encoded);
     }
     return out;
