@@ -51,7 +51,7 @@ function readOnce(url: string, format: Format, profile: boolean): Promise<Consum
 }
 
 await runScenario('consumer-read', 'Consumer read: fetchBody of 1M rows x 10 columns, JSON and Arrow', async (flags) => {
-  const reps = flags.reps ?? (flags.quick ? 2 : 5);
+  const reps = flags.reps ?? (flags.quick ? 1 : 5);
   const budgetMs = flags.quick ? 60_000 : 180_000;
   progress(`starting the s2sp server (${ROWS.toLocaleString('en-US')} rows)`);
   const server = await ServerChild.start('s2sp-server', { rows: ROWS });

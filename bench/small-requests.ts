@@ -1,6 +1,6 @@
 /**
  * Small requests under load: autocannon, 50 connections, 10 s (`--duration`;
- * quick: 3 s), each request 50 rows x 3 columns of the 1M-row body, JSON and
+ * quick: 2 s), each request 50 rows x 3 columns of the 1M-row body, JSON and
  * Arrow, against a bare fastify route in the SAME server process answering
  * the same bytes (captured from s2sp) with the same content type: the HTTP
  * stack's limit. autocannon runs in this process, the server is a child.
@@ -59,7 +59,7 @@ interface Summary {
 }
 
 await runScenario('small-requests', 'Small requests under load: 50 rows x 3 columns, autocannon', async (flags) => {
-  const duration = flags.duration ?? (flags.quick ? 3 : 10);
+  const duration = flags.duration ?? (flags.quick ? 2 : 10);
   const reps = flags.reps ?? (flags.quick ? 2 : 3);
   progress('starting the s2sp server (single-use tokens of one cached body)');
   const [server, naive] = await Promise.all([

@@ -27,7 +27,7 @@ interface Summary {
 }
 
 await runScenario('workers', 'Workers: the full 1M-row fetch with 0, 1 and 2 encoder threads', async (flags) => {
-  const reps = flags.reps ?? (flags.quick ? 2 : 5);
+  const reps = flags.reps ?? (flags.quick ? 1 : 5);
   progress('starting the s2sp server with three data planes');
   const server = await ServerChild.start(
     's2sp-server',
