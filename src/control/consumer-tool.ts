@@ -12,7 +12,7 @@ import { resolveConsumerBatches, type ResolveOptions, type ResolvedBatches } fro
 import { functionOption, invalidOption, nonEmptyStringOption, optionsObject, positiveOption, stringListOption } from '../option-checks.js';
 import type { Row } from '../table/rows-from-table.js';
 import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
-import type { Listener, ProgressEvent, ToolFailedEvent } from '../observe.js';
+import type { Listener, ToolFailedEvent } from '../observe.js';
 import { jsonToolResult, toolFailureResult } from './tool-results.js';
 import { progressReporterFor } from './progress.js';
 
@@ -121,7 +121,7 @@ export function registerConsumerTool<Host extends McpToolHost>(
     const callOptions: ResolveOptions = {
       ...resolveOptions,
       signal,
-      ...(progress === undefined ? {} : { observe: ({ bytes, totalBytes }: ProgressEvent) => progress.report(bytes, totalBytes) }),
+      ...(progress === undefined ? {} : { observe: progress.report }),
     };
     try {
       let resolved: ResolvedRows;
@@ -156,7 +156,7 @@ function registerBatchConsumerTool<Host extends McpToolHost>(
       resolved = await resolveConsumerBatches(args, {
         ...options,
         signal: toolCallOf(extra).signal,
-        ...(progress === undefined ? {} : { observe: ({ bytes, totalBytes }: ProgressEvent) => progress.report(bytes, totalBytes) }),
+        ...(progress === undefined ? {} : { observe: progress.report }),
       });
       const result = await handler(resolved, extra);
       return isToolResult(result) ? result : jsonToolResult(result);

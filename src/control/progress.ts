@@ -11,6 +11,7 @@
  * time (at least {@link UNKNOWN_TOTAL_STEP}), so a body of any size costs a
  * few dozen notifications at most.
  */
+import type { Listener, ProgressEvent } from '../observe.js';
 import { toolCallOf, type ToolExtra } from './tool-host.js';
 
 /** Least growth between two notifications while the total is unknown: 1 MiB. */
@@ -22,10 +23,11 @@ const STEPS_OF_TOTAL = 20;
 /** Progress of one tool call. */
 export interface ProgressReporter {
   /**
-   * Reports `progress` (of `total`, when known). A value that does not grow
-   * is dropped; most others are coalesced (see the module comment).
+   * Reports a put's or a fetch's progress event, so it is passed as their
+   * `observe` listener. A value that does not grow is dropped; most others
+   * are coalesced (see the module comment).
    */
-  report(progress: number, total?: number): void;
+  readonly report: Listener<ProgressEvent>;
   /** Resolves once every notification sent so far has gone out; call it before returning the result. */
   flush(): Promise<void>;
 }
@@ -43,7 +45,7 @@ export function progressReporterFor(extra: ToolExtra, message: string): Progress
   // Each notification waits for the one before: the client sees them in order.
   let chain: Promise<void> = Promise.resolve();
   return {
-    report(progress, total) {
+    report({ bytes: progress, totalBytes: total }) {
       if (!(progress > sent)) return;
       const final = total !== undefined && progress >= total;
       const step = total !== undefined ? total / STEPS_OF_TOTAL : Math.max(UNKNOWN_TOTAL_STEP, sent / 10);

@@ -227,7 +227,7 @@ async function putReportingProgress(table: Table, extra: ToolExtra, store: BodyS
   const progress = progressReporterFor(extra, 'caching the body (bytes)');
   if (progress === undefined) return store.put(table);
   try {
-    return await store.put(table, { observe: ({ bytes, totalBytes }) => progress.report(bytes, totalBytes) });
+    return await store.put(table, { observe: progress.report });
   } finally {
     await progress.flush();
   }
