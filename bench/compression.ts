@@ -58,7 +58,7 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
   progress(`starting the s2sp server (${ROWS.toLocaleString('en-US')} rows)`);
   const server = await ServerChild.start(
     's2sp-server',
-    { rows: ROWS, planes: [{ prefix: '' }, { prefix: '/nocache', compressedCache: 0 }, { prefix: '/cold', coldStore: true }] },
+    { rows: ROWS, planes: [{ prefix: '' }, { prefix: '/nocache', encodedCache: 0 }, { prefix: '/cold', coldStore: true, prepare: 'off' }] },
     // As a long-running deployment runs (and the soak): the RSS goal is about that server's drift.
     { env: DEPLOYMENT_ENV },
   );
@@ -188,7 +188,7 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
   const notes = [
     `Client: ${bigClientName()} for the server columns, \`POST {}\`; ${reps} repetitions per line, interleaved; min / **median** / max. The server: one process, a pool of 2 encoder workers, the MemoryStore holding the body (${mb(cachedBytes)} MB), singleUse: false (BENCH-ONLY) on the warm and no-cache planes.`,
     "warm: the body's buffers were compressed by an earlier response (the data plane keeps them per body, stored batch and column, and assembles every later whole-batch response from them). prebuilt: the same response bytes, saved once, sent from one Buffer by the same server.",
-    'a fresh body: a new single-use token over a new copy of the body before each fetch, so every buffer is compressed during that response, in the encoder workers. no cache: a plane with `compressedCache: 0`, which compresses every response.',
+    'a fresh body: a new single-use token over a new copy of the body before each fetch, so every buffer is compressed during that response, in the encoder workers. no cache: a plane with `encodedCache: 0`, which compresses every response.',
     `The server runs with MALLOC_MMAP_THRESHOLD_=${DEPLOYMENT_ENV.MALLOC_MMAP_THRESHOLD_}, the long-running deployment setting native-notes.md recommends (glibc then returns freed compression buffers to the system).`,
     `ZSTD is level 1 (node:zlib). ZSTD / LZ4 wire size: ${ratio(zstd.bytes, lz4.bytes)}.`,
     `consumer: fetchBody of every row and column of a fresh body (a new single-use token each time, the real workload: its buffers are compressed during that response) with \`format: "arrow"\` and each \`codec\`, in the bench process, to the response decoded as an Arrow Table; on loopback. Fastest here: ${fastestConsumer.label} (${secs(fastestConsumer.consumer.median)} s); fetchBody's \`codec: "auto"\` asks for no codec on loopback.`,

@@ -23,6 +23,7 @@ export const SCENARIOS = [
   'inline-threshold',
   'large-fetch',
   'compression',
+  'think-time',
   'scattered',
   'small-requests',
   'workers',

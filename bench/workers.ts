@@ -32,7 +32,7 @@ await runScenario('workers', 'Workers: the full 1M-row fetch with 0, 1 and 2 enc
   const server = await ServerChild.start(
     's2sp-server',
     // No cache of compressed buffers: every LZ4 response compresses, which is what the thread count changes.
-    { rows: ROWS, planes: SETTINGS.map((workers) => ({ prefix: `/w${workers}`, workers, compressedCache: 0 })) },
+    { rows: ROWS, planes: SETTINGS.map((workers) => ({ prefix: `/w${workers}`, workers, encodedCache: 0 })) },
     { cpuProfAll: flags.cpuProfAll, label: 'workers-s2sp' },
   );
   const bench = `MemoryStore multi-use: ${String(!server.info.singleUse)} (s2sp/testing multiUseMemoryStore, BENCH-ONLY, so one token serves every repetition)`;
@@ -109,7 +109,7 @@ await runScenario('workers', 'Workers: the full 1M-row fetch with 0, 1 and 2 enc
     notes: [
       `No goal of its own; JSON with 2 workers vs 0: ${ratio(json(0).seconds.median, json(2).seconds.median)} (on this ${cpus().length}-core machine the client, curl, needs a core too).`,
       `Client: ${bigClientName()}; ${reps} repetitions per setting after one warm-up each, interleaved with the order rotating. Before each request: a full gc in the server, 100 ms of quiet, then the RSS peak is reset (as in large-fetch).`,
-      'Arrow+LZ4: the planes run with `compressedCache: 0`, so every response compresses every buffer (the default plane keeps them after the first response; bench/compression.ts compares both). Since the workers\' event loops turn between tasks (native-notes.md, "lz4-napi"), LZ4 in workers no longer grows the server.',
+      'Arrow+LZ4: the planes run with `encodedCache: 0`, so every response compresses every buffer (the default plane keeps them after the first response; bench/compression.ts compares both). Since the workers\' event loops turn between tasks (native-notes.md, "lz4-napi"), LZ4 in workers no longer grows the server.',
       'workers = 0: every chunk is encoded on the main thread (`workers: 0`); 1 and 2: a piscina pool of that many threads, a window of that many chunks in flight.',
       bench + '.',
     ],

@@ -20,6 +20,7 @@ import type { Table } from 'apache-arrow';
 import Fastify from 'fastify';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
+import type { PrepareOption } from '../../src/data/body-preparation.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { multiUseMemoryStore } from '../../src/testing.js';
 import { generateRows } from '../lib/dataset.js';
@@ -33,11 +34,12 @@ export interface S2spServerConfig {
   tokens?: number;
   /**
    * Data planes to mount, each with its own prefix and worker setting (default: one, no prefix,
-   * default workers); `compressedCache: 0` turns off its cache of compressed buffers; `coldStore`
-   * serves the single-use store that `mint-cold` fills, `freshStore` the single-use store that
-   * `mint-fresh` fills, instead of the multi-use one.
+   * default workers); `encodedCache: 0` turns off its cache of encoded batches; `coldStore`
+   * serves a single-use store of its own that `mint-cold` fills, `freshStore` the single-use store
+   * that `mint-fresh` fills, instead of the multi-use one; `prepare` is the plane's think-time
+   * preparation (default: the library's).
    */
-  planes?: Array<{ prefix: string; workers?: number; compressedCache?: number; coldStore?: boolean; freshStore?: boolean }>;
+  planes?: Array<{ prefix: string; workers?: number; encodedCache?: number; coldStore?: boolean; freshStore?: boolean; prepare?: PrepareOption }>;
   /** Record each request's server time (scattered). */
   timings?: boolean;
 }
@@ -50,7 +52,8 @@ const started = performance.now();
 let table: Table | undefined = tableFromRows(generateRows(config.rows));
 const store = multiUseMemoryStore({ maxBytes: 16 * 2 ** 30 });
 // Single use (the real setting): each `mint-cold` token is a fresh body, gone after its one fetch.
-const coldStore = new MemoryStore({ maxBytes: 16 * 2 ** 30 });
+// One store per cold plane, so each plane prepares only the bodies minted for it.
+const coldStores = new Map(planes.filter((p) => p.coldStore).map((p) => [p.prefix, new MemoryStore({ maxBytes: 16 * 2 ** 30 })]));
 const tokens: string[] = [];
 for (let i = 0; i < tokenCount; i++) tokens.push((await store.put(table)).token);
 // Single use, one shared body: every `mint-fresh` token points at the copy this never-fetched
@@ -73,10 +76,11 @@ const app = Fastify({ logger: false });
 installProbe(app, { timings: config.timings }); // root hook first: it times every route below
 for (const plane of planes) {
   await app.register(s2spDataPlane, {
-    store: plane.coldStore ? coldStore : plane.freshStore ? freshStore : store,
+    store: plane.coldStore ? coldStores.get(plane.prefix)! : plane.freshStore ? freshStore : store,
     prefix: plane.prefix,
     ...(plane.workers === undefined ? {} : { workers: plane.workers }),
-    ...(plane.compressedCache === undefined ? {} : { compressedCache: plane.compressedCache }),
+    ...(plane.prepare === undefined ? {} : { prepare: plane.prepare }),
+    ...(plane.encodedCache === undefined ? {} : { encodedCache: plane.encodedCache }),
   });
 }
 
@@ -132,8 +136,13 @@ handle('drop-fresh', async () => {
   return dropped;
 });
 handle('fresh-stats', () => freshStore.stats());
-/** A fresh copy of the body (a new body id, nothing compressed yet) behind a single-use token of the cold store. */
-handle('mint-cold', async () => {
+/**
+ * A fresh copy of the body (a new body id, nothing encoded yet) behind a single-use token of the
+ * cold store of plane `prefix` (default: the first cold plane's).
+ */
+handle('mint-cold', async ({ prefix } = {}) => {
+  const coldStore = prefix === undefined ? coldStores.values().next().value : coldStores.get(String(prefix));
+  if (coldStore === undefined) throw new Error(`no cold plane at ${String(prefix)}`);
   const lease = await store.lease(tokens[0]);
   try {
     return (await coldStore.put(lease.body.table)).token;

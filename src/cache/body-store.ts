@@ -37,6 +37,12 @@ export interface PutOptions {
    * that copies in one step reports 0, then the total.
    */
   observe?: Listener<ProgressEvent>;
+  /**
+   * What made the body, e.g. the resource tool's name. The data plane learns
+   * per origin which forms its bodies are fetched in, and prepares the next
+   * bodies of that origin in them (`prepare: 'auto'`).
+   */
+  origin?: string;
 }
 
 /** What `put` returns. */
@@ -95,7 +101,29 @@ export interface StoreStats {
   readonly localBytes?: number;
   /** Memory kept for reuse beyond the entries (MemoryStore's idle shared buffers), if any. */
   readonly idleBytes?: number;
+  /** Bytes kept beside the bodies under the same budget ({@link BodyStore.shareBudget}), where the store shares it. */
+  readonly sharedBytes?: number;
 }
+
+/**
+ * A share of a store's byte budget, for memory kept beside its bodies: the
+ * data plane's encoded batches (compressed buffers, JSON prepared in think
+ * time), so one budget bounds the bodies and what is made of them.
+ */
+export interface BudgetShare {
+  /** Takes `bytes` from the budget; false, taking nothing, when they do not fit. */
+  take(bytes: number): boolean;
+  /** Gives back `bytes` taken before. */
+  give(bytes: number): void;
+  /** Ends the share: whatever it still holds goes back. */
+  close(): void;
+}
+
+/**
+ * Frees at least `bytes` of what a {@link BudgetShare} holds, when it can
+ * (memory pressure: a put needs the room); returns how much it gave back.
+ */
+export type BudgetReclaimer = (bytes: number) => number;
 
 /** A cache of bodies keyed by single-use tokens. */
 export interface BodyStore {
@@ -117,7 +145,7 @@ export interface BodyStore {
    * it, resource tools gather streamed batches into a Table and call `put`.
    * @throws S2SPError `S2SP_ERR_CACHE_FULL` as soon as the body outgrows the budget
    */
-  putBatches?(batches: BatchStream, options?: { ttlMs?: number }): Promise<StreamedPutResult>;
+  putBatches?(batches: BatchStream, options?: Pick<PutOptions, 'ttlMs' | 'origin'>): Promise<StreamedPutResult>;
   /**
    * Takes the entry for one transfer.
    * @throws S2SPError `S2SP_ERR_TOKEN_NOT_FOUND` (unknown, expired, consumed) or `S2SP_ERR_TOKEN_IN_FLIGHT`
@@ -133,6 +161,12 @@ export interface BodyStore {
    * keeps per body (compressed buffers) once this is false.
    */
   holdsBody?(bodyId: string): boolean;
+  /**
+   * Opens a share of the byte budget for memory kept beside the bodies.
+   * Before a put fails for room, the store asks `reclaim` to give some back.
+   * Optional: without it, that memory is bounded on its own.
+   */
+  shareBudget?(reclaim: BudgetReclaimer): BudgetShare;
   /** Entry count and bytes held. */
   stats(): Promise<StoreStats>;
   /** Drops every entry this process holds and stops timers (a shared store keeps its shared entries). */
@@ -148,7 +182,8 @@ export interface BodyStore {
 /**
  * What a store reports to its observers. Token events count tokens (a body
  * shared by several tokens ends once, its tokens each end).
- * - `minted`: `put` or `putBatches` handed out a token (once per token, whichever way the body came in).
+ * - `minted`: `put` or `putBatches` handed out a token (once per token, whichever way the body came in);
+ *   `body` is the body as this process holds it (absent when it holds no copy), `origin` the put's.
  * - `consumed`: a transfer committed (single use); `revoked`: `delete` removed a live token.
  * - `expired`: `count` tokens reached their TTL. A shared store counts each
  *   expiry once across replicas, on the replica that notices it first.
@@ -158,6 +193,7 @@ export interface BodyStore {
  *   after a recorded commit did (for a log; calls still fail with their own codes).
  */
 export type StoreEvent =
-  | { readonly type: 'minted' | 'consumed' | 'revoked' | 'leased' | 'settled' }
+  | { readonly type: 'minted'; readonly body?: CachedBody; readonly expiresAt: number; readonly origin?: string }
+  | { readonly type: 'consumed' | 'revoked' | 'leased' | 'settled' }
   | { readonly type: 'expired'; readonly count: number }
   | { readonly type: 'failed' | 'connection-error'; readonly error: Error };

@@ -24,6 +24,8 @@ import {
   DEFAULT_LEASE_TIMEOUT_MS,
   type BodyLease,
   type BodyStore,
+  type BudgetReclaimer,
+  type BudgetShare,
   type CachedBody,
   type PutOptions,
   type PutResult,
@@ -115,6 +117,9 @@ export class MemoryStore implements BodyStore {
   readonly #memoryPool: SharedMemoryPool;
   readonly #observers = new Listeners<StoreEvent>();
   #bytes = 0;
+  /** Bytes the budget's shares hold ({@link shareBudget}). */
+  #sharedBytes = 0;
+  readonly #reclaimers = new Set<BudgetReclaimer>();
   #bodyCount = 0;
   #closed = false;
 
@@ -133,7 +138,7 @@ export class MemoryStore implements BodyStore {
   async put(table: Table, options: PutOptions = {}): Promise<PutResult> {
     if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
     const ttlMs = positiveOption(options.ttlMs, 'ttlMs') ?? this.ttlMs;
-    return this.#register(this.#bodyFor(bodyTableOf(table), options.observe), ttlMs);
+    return this.#register(this.#bodyFor(bodyTableOf(table), options.observe), ttlMs, options.origin);
   }
 
   /**
@@ -147,11 +152,11 @@ export class MemoryStore implements BodyStore {
       return known;
     }
     const plan = ipcPlanOf(table);
-    if (this.#bytes + plan.byteLength > this.maxBytes) {
+    if (!this.#fits(plan.byteLength)) {
       throw new S2SPError('S2SP_ERR_CACHE_FULL', {
         problem: 'budget',
         neededBytes: plan.byteLength,
-        freeBytes: this.maxBytes - this.#bytes,
+        freeBytes: this.maxBytes - this.#bytes - this.#sharedBytes,
         maxBytes: this.maxBytes,
       });
     }
@@ -178,12 +183,12 @@ export class MemoryStore implements BodyStore {
    * body came in (a Table or streamed batches), so every put is minted and
    * observed once.
    */
-  #register(body: Body, ttlMs: number): PutResult {
+  #register(body: Body, ttlMs: number, origin: string | undefined): PutResult {
     const token = mintToken();
     const expiresAt = Date.now() + ttlMs;
     this.#entries.set(token, { body, expiresAt, timer: this.#schedule(token, ttlMs), expired: false });
     body.tokens++;
-    this.#observers.emit({ type: 'minted' });
+    this.#observers.emit({ type: 'minted', body: body.cached, expiresAt, origin });
     return { token, expiresAt };
   }
 
@@ -193,7 +198,7 @@ export class MemoryStore implements BodyStore {
    * grows the buffer: a body that outgrows it fails at that batch with
    * `S2SP_ERR_CACHE_FULL`, and what it claimed is given back.
    */
-  async putBatches(batches: BatchStream, options: { ttlMs?: number } = {}): Promise<StreamedPutResult> {
+  async putBatches(batches: BatchStream, options: Pick<PutOptions, 'ttlMs' | 'origin'> = {}): Promise<StreamedPutResult> {
     if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
     const ttlMs = positiveOption(options.ttlMs, 'ttlMs') ?? this.ttlMs;
     let claimed = 0;
@@ -203,11 +208,11 @@ export class MemoryStore implements BodyStore {
         // The whole budget, not what is free now: bodies may expire meanwhile, and claims keep the count.
         maxByteLength: this.maxBytes,
         claim: (n) => {
-          if (this.#bytes + n > this.maxBytes) {
+          if (!this.#fits(n)) {
             throw new S2SPError('S2SP_ERR_CACHE_FULL', {
               problem: 'budget',
               neededBytes: claimed + n,
-              freeBytes: this.maxBytes - this.#bytes + claimed,
+              freeBytes: this.maxBytes - this.#bytes - this.#sharedBytes + claimed,
               maxBytes: this.maxBytes,
             });
           }
@@ -229,7 +234,7 @@ export class MemoryStore implements BodyStore {
     // The claims counted the buffer as it grew; from now on the body counts its own bytes.
     this.#bytes += ipc.byteLength - claimed;
     const table = tableFromSharedIpc(ipc);
-    return { ...this.#register(this.#adopt(ipc, table, table), ttlMs), table };
+    return { ...this.#register(this.#adopt(ipc, table, table), ttlMs, options.origin), table };
   }
 
   async lease(token: string): Promise<BodyLease> {
@@ -300,6 +305,29 @@ export class MemoryStore implements BodyStore {
     return entry !== undefined && !entry.expired && Date.now() < entry.expiresAt;
   }
 
+  shareBudget(reclaim: BudgetReclaimer): BudgetShare {
+    let held = 0;
+    const share: BudgetShare = {
+      take: (bytes) => {
+        if (this.#closed || this.#bytes + this.#sharedBytes + bytes > this.maxBytes) return false;
+        held += bytes;
+        this.#sharedBytes += bytes;
+        return true;
+      },
+      give: (bytes) => {
+        const given = Math.min(bytes, held);
+        held -= given;
+        this.#sharedBytes -= given;
+      },
+      close: () => {
+        share.give(held);
+        this.#reclaimers.delete(reclaim);
+      },
+    };
+    this.#reclaimers.add(reclaim);
+    return share;
+  }
+
   async stats(): Promise<StoreStats> {
     return {
       entries: this.#entries.size,
@@ -307,7 +335,22 @@ export class MemoryStore implements BodyStore {
       maxBytes: this.maxBytes,
       bodies: this.#bodyCount,
       idleBytes: this.#memoryPool.stats().bytes,
+      sharedBytes: this.#sharedBytes,
     };
+  }
+
+  /**
+   * True when `bytes` more of bodies fit the budget, after asking the shares
+   * to give back what they keep beside the bodies (memory pressure: a body
+   * comes before what is made of other bodies).
+   */
+  #fits(bytes: number): boolean {
+    const over = () => this.#bytes + this.#sharedBytes + bytes - this.maxBytes;
+    for (const reclaim of this.#reclaimers) {
+      if (over() <= 0) break;
+      reclaim(over());
+    }
+    return over() <= 0;
   }
 
   observe(listener: Listener<StoreEvent>): Unsubscribe {

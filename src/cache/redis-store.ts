@@ -212,8 +212,9 @@ export class RedisStore implements BodyStore {
       if (isOutOfMemory(error)) throw new S2SPError('S2SP_ERR_CACHE_FULL', { problem: 'storeMemory', neededBytes: known.byteLength }, { cause: error });
       throw storeError(error);
     }
-    this.#observers.emit({ type: 'minted' });
-    return { token, expiresAt: Date.now() + ttlMs };
+    const expiresAt = Date.now() + ttlMs;
+    this.#observers.emit({ type: 'minted', expiresAt, origin: options.origin });
+    return { token, expiresAt };
   }
 
   /**
@@ -221,7 +222,7 @@ export class RedisStore implements BodyStore {
    * IPC plan, and going through `put` keeps one registration path (one
    * `minted` per token, however the body came in).
    */
-  async putBatches(batches: BatchStream, options: { ttlMs?: number } = {}): Promise<StreamedPutResult> {
+  async putBatches(batches: BatchStream, options: Pick<PutOptions, 'ttlMs' | 'origin'> = {}): Promise<StreamedPutResult> {
     const table = bodyTableOf(await tableFromBatchStream(batches));
     return { ...(await this.put(table, options)), table };
   }

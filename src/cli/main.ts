@@ -12,19 +12,24 @@ import { ABSTRACT_FORMATS, AbstractFormat } from '../protocol/abstract-format.js
 import { runConsumer } from './consumer-command.js';
 import { runDemo } from './demo-command.js';
 import { runServe } from './serve-command.js';
+import { prepareOption, type PrepareOption } from '../data/body-preparation.js';
 import { DEFAULT_HTTP_PORT } from './transport-flags.js';
 
 const USAGE = `Usage:
   s2sp serve [FILE] [--transport stdio|http] [--host H] [--port P] [--data-port P]
                     [--public-url URL] [--ttl SECONDS] [--tool NAME] [--abstract-limit N]
                     [--store memory|redis://[user:pass@]host:port[/db]|rediss://...]
-                    [--lease-timeout SECONDS] [--store-timeout SECONDS] [--no-metrics] [HTTP OPTIONS]
+                    [--lease-timeout SECONDS] [--store-timeout SECONDS] [--prepare auto|off|FORM,...]
+                    [--no-metrics] [HTTP OPTIONS]
       Serve a table (JSON array, GeoJSON FeatureCollection, CSV, Arrow IPC) as the
       resource tool read_table. Default FILE: the bundled USGS earthquakes feed.
       --store (or S2SP_STORE): where bodies are cached; with Redis, every replica
       sharing it serves every token. Default: memory (this process only).
       --store-timeout: the deadline of each Redis command (default 5); past it a
       tool call or fetch fails with S2SP_ERR_STORE_UNAVAILABLE.
+      --prepare: what idle workers encode after each put, while the LLM reads the
+      abstract: auto (default: the forms the last fetches of the tool asked for),
+      off, or a list of json, lz4, zstd.
       Optional packages, loaded when needed: vega-datasets (the bundled feed),
       parquet-wasm (Parquet files), gpt-tokenizer (demo token counts).
   s2sp consumer [--transport stdio|http] [--host H] [--port P]
@@ -87,6 +92,17 @@ function seconds(value: string | undefined, flag: string): number | undefined {
   return n;
 }
 
+/** `--prepare auto|off|FORM[,FORM...]`. */
+function prepareFlag(value: string | undefined): PrepareOption | undefined {
+  if (value === undefined) return undefined;
+  const option = value === 'off' || value === 'auto' ? value : value.split(',').map((form) => form.trim());
+  try {
+    return prepareOption(option);
+  } catch {
+    throw new UsageError(`--prepare must be auto, off or a list of json, lz4, zstd, got ${JSON.stringify(value)}`);
+  }
+}
+
 function storeSpec(value: string | undefined): string | undefined {
   if (value === undefined || value === '') return undefined;
   try {
@@ -141,6 +157,7 @@ async function main(argv: string[]): Promise<void> {
           store: { type: 'string' },
           'lease-timeout': { type: 'string' },
           'store-timeout': { type: 'string' },
+          prepare: { type: 'string' },
         },
       });
       if (values.help) return log(USAGE);
@@ -155,6 +172,7 @@ async function main(argv: string[]): Promise<void> {
           store: storeSpec(values.store ?? process.env.S2SP_STORE),
           leaseTimeoutSeconds: seconds(values['lease-timeout'], 'lease-timeout'),
           storeTimeoutSeconds: seconds(values['store-timeout'], 'store-timeout'),
+          prepare: prepareFlag(values.prepare),
         },
         log,
       );

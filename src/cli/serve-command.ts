@@ -7,6 +7,7 @@ import type { Table } from 'apache-arrow';
 import { RedisStore } from '../cache/redis-store.js';
 import { describeStoreSpec, storeFromSpec } from '../cache/store-from-spec.js';
 import { S2SPServer } from '../server/s2sp-server.js';
+import type { PrepareOption } from '../data/body-preparation.js';
 import { dataColumns } from '../control/envelope.js';
 import { defaultDatasetPath } from './default-dataset.js';
 import { exposeFullGc } from './full-gc.js';
@@ -26,6 +27,8 @@ export interface ServeFlags extends TransportFlags {
   storeTimeoutSeconds?: number;
   /** Abstract rows per envelope (default 1,000). */
   abstractLimit?: number;
+  /** What idle workers prepare after each put (default 'auto'). */
+  prepare?: PrepareOption;
 }
 
 /** The description of the table tool: what it holds and which columns it has. */
@@ -65,6 +68,7 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
     ...listenOptions('s2sp-serve', flags),
     store,
     tools: { abstractRowLimit: flags.abstractLimit },
+    dataPlane: { prepare: flags.prepare },
     registry: await metricsRegistryFor(flags),
   });
   // The file's rows as the tool returns them: without the `_row_id` the reader added, so a plain

@@ -133,14 +133,14 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat, Host exten
       const domains = parseAbstractDomains(domainsText);
       const result = await handler(toolArgs as ShapeOutput<Shape>, extra);
       if (isRecordBatchSource(result) && !isArrowTable(result)) {
-        return await streamedResult(result, domains && { domains, limit, format }, mode, context, extra);
+        return await streamedResult(result, domains && { domains, limit, format }, mode, { ...context, origin: name }, extra);
       }
       if (domains === undefined) return plainResult(result);
       const table = bodyTableFrom(result);
       checkDomainsExist(domains, dataColumns(table));
       const shape = { domains, limit, format };
       if (mode === 'sync') return syncResult(table, syncEnvelope(table, shape), extra);
-      const put = await putReportingProgress(table, extra, context.store);
+      const put = await putReportingProgress(table, extra, context.store, name);
       return await asyncEnvelopeResult(table, shape, put, context, extra);
     } catch (error) {
       return toolFailureResult(error, name, context.observe);
@@ -222,12 +222,15 @@ function syncResult(table: Table, envelope: AnyEnvelope, extra: ToolExtra): Call
   return { content: [{ type: 'text', text, annotations: { audience: ['user'] } }], structuredContent };
 }
 
-/** Caches `table`, sending progress notifications (bytes stored) when the caller passed a progress token. */
-async function putReportingProgress(table: Table, extra: ToolExtra, store: BodyStore): Promise<PutResult> {
+/**
+ * Caches `table` as a body of tool `origin`, sending progress notifications
+ * (bytes stored) when the caller passed a progress token.
+ */
+async function putReportingProgress(table: Table, extra: ToolExtra, store: BodyStore, origin: string): Promise<PutResult> {
   const progress = progressReporterFor(extra, 'caching the body (bytes)');
-  if (progress === undefined) return store.put(table);
+  if (progress === undefined) return store.put(table, { origin });
   try {
-    return await store.put(table, { observe: progress.report });
+    return await store.put(table, { observe: progress.report, origin });
   } finally {
     await progress.flush();
   }
@@ -268,7 +271,7 @@ async function streamedResult(
   source: RecordBatchSource,
   shape: AbstractShape | undefined,
   mode: 'async' | 'sync' | undefined,
-  context: ResourceToolContext,
+  context: ResourceToolContext & { origin: string },
   extra: ToolExtra,
 ): Promise<CallToolResult> {
   const stream = await openBodyBatches(source);
@@ -278,10 +281,10 @@ async function streamedResult(
     if (mode === 'sync' || context.store.putBatches === undefined) {
       const table = await tableFromBatchStream(stream);
       if (mode === 'sync') return syncResult(table, syncEnvelope(table, shape), extra);
-      const put = await context.store.put(table);
+      const put = await context.store.put(table, { origin: context.origin });
       return await asyncEnvelopeResult(table, shape, put, context, extra);
     }
-    const put = await context.store.putBatches(stream);
+    const put = await context.store.putBatches(stream, { origin: context.origin });
     return await asyncEnvelopeResult(put.table, shape, put, context, extra);
   } finally {
     await stream.close();

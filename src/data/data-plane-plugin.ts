@@ -93,8 +93,8 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   // Metrics hooks go on the data routes only: health and metrics scrapes are not fetches.
   const metrics = options.registry === undefined ? undefined : await dataPlaneMetricsFor(options.registry);
   if (metrics !== undefined) {
-    const stopObserving = metrics.observeStore(store);
-    app.addHook('onClose', async () => stopObserving());
+    const stopObserving = [metrics.observeStore(store), core.observePreparation((event) => metrics.countPreparation(event))];
+    app.addHook('onClose', async () => stopObserving.forEach((stop) => stop()));
     if (options.metricsPath !== false) serveMetrics(app, options.registry!, options.metricsPath ?? METRICS_PATH);
   }
   const routeOptions = { logSerializers: dataPlaneLogSerializers, bodyLimit, ...metrics?.fetchHooks(support) };

@@ -7,8 +7,9 @@
  *   whole cached body   every row and column as uncompressed Arrow: the cached IPC stream itself, no copy
  *   one inline buffer   a small selection written straight from the body's column buffers
  *                       (selection-json.ts, ipc/encode/selection-stream.ts), or one chunk encoded inline
- *   ready compressed    compressed Arrow whose every buffer an earlier response compressed
- *                       (ipc/compression/compressed-batch-cache.ts): one corked write
+ *   ready encoded       compressed Arrow whose every buffer an earlier response or the think-time
+ *                       preparation compressed, or JSON of every row and column that preparation
+ *                       wrote (encoded-batch-cache.ts): one corked write
  *   streamed batches    chunks encoded inline or in workers, a window of `pool.threads` ahead of the
  *                       socket; the stream holds at most one part beyond what the socket accepted, so
  *                       a large body is never buffered whole and backpressure reaches the encoders
@@ -18,6 +19,10 @@
  * buffer, else with its last bytes held until the commit (last-bytes-gate.ts),
  * through gzip or br when a JSON client asked. The fastify plugin around it
  * only routes, leases and negotiates.
+ *
+ * {@link EncoderCore.prepare} runs the same chunk encoding for a fetch that
+ * has not come yet (body-preparation.ts decides when): in the pool's idle
+ * threads, into the encoded-batch cache, where the fetch then finds it.
  */
 import { Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -32,8 +37,7 @@ import { concatParts, schemaMessage } from '../ipc/encode/message.js';
 import type { BufferCompression } from '../ipc/encode/record-batch.js';
 import { selectionIpc } from '../ipc/encode/selection-stream.js';
 import { ipcCodec } from '../ipc/compression/codec-registry.js';
-import { CompressedBatchCache, type CompressedColumn } from '../ipc/compression/compressed-batch-cache.js';
-import { compressedColumnsMessage, splitCompressedColumns } from '../ipc/compression/compressed-columns.js';
+import { compressedColumnsMessage, splitCompressedColumns, type CompressedColumn } from '../ipc/compression/compressed-columns.js';
 import { encodeChunk, type ChunkFormat } from '../table/chunk-encoding.js';
 import { hasDictionaries } from '../table/decode-dictionaries.js';
 import { DEFAULT_CHUNK_ROWS, chunkLength, planChunks, type RowChunk } from '../table/row-chunks.js';
@@ -42,6 +46,9 @@ import { selectionJson } from '../json/selection-writer.js';
 import { JSON_BODY_OPEN, JSON_ROW_SEPARATOR, jsonBodyClose } from '../protocol/json-body-bytes.js';
 import { selectionPlanOf, type SelectionPlan } from '../table/selection-plan.js';
 import { createEncoderPool, type EncoderPool } from '../worker/encoder-pool.js';
+import { BodyPreparation, formOf, type PreparationEvent, type PrepareOption, type PreparedForm } from './body-preparation.js';
+import type { Listener, Unsubscribe } from '../observe.js';
+import { EncodedBatchCache } from './encoded-batch-cache.js';
 import type { ResolvedFetch } from './fetch-request.js';
 import { COMMIT_FIRST_MAX_BYTES, ReadyParts } from './last-bytes-gate.js';
 import type { LeaseSettlement } from './lease-settlement.js';
@@ -74,12 +81,22 @@ export interface EncoderCoreOptions {
   /** Chunks of at most this many cells stay on the main thread (default 4,096). */
   inlineCellLimit?: number;
   /**
-   * Where compressed buffers of whole stored batches are kept, so later
-   * responses (every token and projection of the body) reuse them: a cache to
-   * share, a byte budget for one of the core's own, or 0 to compress every
-   * response anew. Default: 256 MiB.
+   * Where encoded whole stored batches are kept (compressed buffers, which
+   * later responses of every token and projection of the body reuse, and
+   * prepared JSON): a cache to share, a bound in bytes for one of the core's
+   * own, or 0 to keep nothing (every response compresses anew, nothing is
+   * prepared). Default: 512 MiB; the core's own cache also counts in the
+   * store's byte budget when the store shares it (MemoryStore does).
    */
-  compressedCache?: CompressedBatchCache | number;
+  encodedCache?: EncodedBatchCache | number;
+  /**
+   * What idle workers prepare after a put, while the LLM reads the abstract
+   * (body-preparation.ts): `'off'`, a list of forms (`'json'`, `'lz4'`,
+   * `'zstd'`), or `'auto'`, the forms recent fetches of bodies of the same
+   * origin (the resource tool) asked for. Needs workers and a cache.
+   * Default: `'auto'`.
+   */
+  prepare?: PrepareOption;
 }
 
 /** One fetch to answer: what the adapter knows once the lease is taken and the request checked. */
@@ -98,7 +115,8 @@ export interface ResponsePlan {
 export class EncoderCore {
   readonly #options: EncoderCoreOptions;
   readonly #pool: EncoderPool | undefined;
-  readonly #cache: CompressedBatchCache | undefined;
+  readonly #cache: EncodedBatchCache | undefined;
+  readonly #preparation: BodyPreparation | undefined;
   readonly #chunkRows: number;
   readonly #inlineCellLimit: number;
 
@@ -107,11 +125,17 @@ export class EncoderCore {
     this.#options = options;
     this.#chunkRows = integerOption(options.chunkRows, 'chunkRows', 1, MAX_CHUNK_ROWS) ?? DEFAULT_CHUNK_ROWS;
     this.#inlineCellLimit = integerOption(options.inlineCellLimit, 'inlineCellLimit', 0) ?? DEFAULT_INLINE_CELL_LIMIT;
-    const { workers, compressedCache } = options;
+    const { workers, encodedCache } = options;
     if (typeof workers !== 'object') integerOption(workers, 'workers', 0);
     this.#pool = workers === 0 ? undefined : typeof workers === 'object' ? workers : createEncoderPool({ threads: workers });
-    this.#cache =
-      compressedCache === 0 ? undefined : typeof compressedCache === 'object' ? compressedCache : new CompressedBatchCache({ maxBytes: compressedCache });
+    this.#cache = encodedCache === 0 ? undefined : typeof encodedCache === 'object' ? encodedCache : new EncodedBatchCache({ maxBytes: encodedCache });
+    if (this.#cache !== encodedCache) this.#cache?.shareBudgetOf(options.store);
+    this.#preparation = BodyPreparation.start(options.store, options.prepare, {
+      can: this.#pool !== undefined && this.#cache !== undefined,
+      prepare: (body, form, signal) => this.prepare(body, form, signal),
+      signalFor: (body) => this.#cache!.signalFor(body),
+      dropUnlessHeld: (bodyId) => this.#cache!.dropUnlessHeld(bodyId, options.store, ''),
+    });
   }
 
   /**
@@ -120,6 +144,7 @@ export class EncoderCore {
    * encoding or a commit-first commit fails (the caller releases the lease).
    */
   async respond(reply: FastifyReply, plan: ResponsePlan): Promise<FastifyReply> {
+    this.#preparation?.fetching(plan.body, formOf(plan.format, plan.fetch));
     const commit = () => this.#commit(plan);
     const response = this.#inline(plan) ?? (await this.#encoded(plan, commit));
     plan.transfer.sending();
@@ -145,15 +170,35 @@ export class EncoderCore {
     return reply.send(encoder);
   }
 
+  /** Tells `listener` each body form prepared in think time, or stopped (for metrics). */
+  observePreparation(listener: Listener<PreparationEvent>): Unsubscribe {
+    return this.#preparation?.observe(listener) ?? (() => {});
+  }
+
   /** Stops what the core made itself (a pool, a cache); shared ones are their owner's. */
   async close(): Promise<void> {
-    if (this.#cache !== this.#options.compressedCache) this.#cache?.clear();
+    this.#preparation?.stop();
+    if (this.#cache !== this.#options.encodedCache) this.#cache?.close();
     if (this.#pool !== this.#options.workers) await this.#pool?.close();
   }
 
   async #commit(plan: ResponsePlan): Promise<void> {
     await plan.transfer.commit();
     this.#cache?.dropUnlessHeld(plan.body.id, this.#options.store, plan.token);
+  }
+
+  /**
+   * Encodes every row and column of `body` in `form` into the cache, in the
+   * pool's idle threads (background tasks), as a fetch in that form would;
+   * stops when `signal` aborts. Resolves once done or stopped, never rejects.
+   */
+  async prepare(body: CachedBody, form: PreparedForm, signal: AbortSignal): Promise<void> {
+    if (this.#pool === undefined || this.#cache === undefined) return;
+    // A body of at most one inline chunk is answered from its column buffers at once: nothing to prepare.
+    if (body.totalRows * body.table.numCols <= this.#inlineCellLimit) return;
+    const format: ResponseFormat = form === 'json' ? { kind: 'json' } : { kind: 'arrow', codec: form };
+    const plan = this.#chunkPlan(body, { sortedIds: undefined, columns: undefined }, format, signal, true);
+    await Promise.all(plan.chunks.map((chunk) => encodeOne(plan, chunk))).catch(() => {});
   }
 
   /** The answers that need no projection, no chunks and no stream: the whole cached body, a small selection. */
@@ -169,9 +214,32 @@ export class EncoderCore {
 
   /** The chunked answers: ready compressed parts, one inline chunk, or a stream (the last two hold their last bytes for `commit`). */
   async #encoded(plan: ResponsePlan, commit: () => Promise<void>): Promise<Readable | Buffer> {
-    const { body, fetch, format } = plan;
+    const chunked = this.#chunkPlan(plan.body, plan.fetch, plan.format, plan.transfer.signal, false);
+    const { table, format } = chunked;
+    // Every part encoded already (compressed buffers, prepared JSON): they go out in one corked
+    // batch instead of one socket write (and event-loop turn) each.
+    const ready = readyEncodedParts(chunked);
+    if (ready !== undefined) return new ReadyParts([opening(chunked), ...ready, closing(chunked)], commit);
+    // One inline chunk: one buffer with a Content-Length, no stream machinery, one write.
+    // (Compressed whole stored batches go through the cache instead: compressed once, kept. JSON
+    // is prepared only for bodies too large to be one inline chunk.)
+    const { chunks } = chunked;
+    if (chunks.length <= 1 && chunks.every((chunk) => runsInline(chunked, chunk) && (cachedBatchesOf(chunked, chunk)?.codec ?? 'json') === 'json')) {
+      const rows = chunks.length === 0 ? [] : encodeChunk(table, chunks[0], format, chunked.compression);
+      return Buffer.concat([opening(chunked), ...rows, closing(chunked)]);
+    }
+    return streamed(chunked, commit);
+  }
+
+  #chunkPlan(
+    body: CachedBody,
+    fetch: Pick<ResolvedFetch, 'sortedIds' | 'columns'>,
+    format: ResponseFormat,
+    signal: AbortSignal | undefined,
+    preparing: boolean,
+  ): ChunkPlan {
     const table = projectColumns(body.table, fetch.columns);
-    const chunked: ChunkPlan = {
+    return {
       body,
       table,
       columns: fetch.columns === undefined ? null : table.schema.fields.map((f) => f.name),
@@ -180,22 +248,11 @@ export class EncoderCore {
       format,
       pool: this.#pool,
       compression: format.codec === undefined ? undefined : { codec: format.codec, compress: ipcCodec(format.codec).compress },
-      compressedCache: this.#cache,
+      encodedCache: this.#cache,
       inlineCellLimit: this.#inlineCellLimit,
-      signal: plan.transfer.signal,
+      signal,
+      preparing,
     };
-    // Compressed Arrow whose every buffer an earlier response compressed: all the parts are ready,
-    // so they go out in one corked batch instead of one socket write (and event-loop turn) each.
-    const ready = readyCompressedParts(chunked);
-    if (ready !== undefined) return new ReadyParts([opening(chunked), ...ready, closing(chunked)], commit);
-    // One inline chunk: one buffer with a Content-Length, no stream machinery, one write.
-    // (Compressed whole stored batches go through the cache instead: compressed once, kept.)
-    const { chunks } = chunked;
-    if (chunks.length <= 1 && chunks.every((chunk) => runsInline(chunked, chunk) && cachedBatchesOf(chunked, chunk) === undefined)) {
-      const rows = chunks.length === 0 ? [] : encodeChunk(table, chunks[0], format, chunked.compression);
-      return Buffer.concat([opening(chunked), ...rows, closing(chunked)]);
-    }
-    return streamed(chunked, commit);
   }
 }
 
@@ -235,15 +292,18 @@ interface ChunkPlan {
   readonly pool: EncoderPool | undefined;
   /** The codec's compressor when `format.codec` is set. */
   readonly compression: BufferCompression | undefined;
-  readonly compressedCache: CompressedBatchCache | undefined;
+  readonly encodedCache: EncodedBatchCache | undefined;
   readonly inlineCellLimit: number;
-  /** Aborted when the client went away: chunk tasks still queued in the pool are dropped. */
+  /** Aborted when the client went away (or a preparation stops): chunk tasks still queued in the pool are dropped. */
   readonly signal: AbortSignal | undefined;
+  /** A preparation (no client yet): background tasks, and what is encoded is kept. */
+  readonly preparing: boolean;
 }
 
 /** True when a chunk is encoded on the main thread instead of in a worker. */
 function runsInline(plan: ChunkPlan, chunk: RowChunk, table: Table = plan.table): boolean {
   if (plan.pool === undefined) return true;
+  if (plan.preparing) return false; // think-time work never takes the event loop
   // Uncompressed Arrow over a range is views of the cached buffers: nothing to encode.
   if (plan.format.kind === 'arrow' && plan.format.codec === undefined && !('ids' in chunk)) return true;
   return chunkLength(chunk) * table.numCols <= plan.inlineCellLimit;
@@ -290,62 +350,99 @@ async function streamed(plan: ChunkPlan, commit: () => Promise<void>): Promise<R
 
 async function encodeOne(plan: ChunkPlan, chunk: RowChunk): Promise<Uint8Array[]> {
   const cached = cachedBatchesOf(plan, chunk);
-  if (cached !== undefined) return cachedCompressedParts(plan, cached);
-  return encodeAnywhere(plan, chunk, plan.table, plan.columns);
+  if (cached === undefined) return encodeAnywhere(plan, chunk, plan.table, plan.columns);
+  return cached.codec === 'json' ? cachedJsonParts(plan, cached) : cachedCompressedParts(plan, { ...cached, codec: cached.codec });
 }
 
 /** Encodes `chunk` of `table` (the body projected to `columns`) inline or in a worker, by {@link runsInline}. */
 async function encodeAnywhere(plan: ChunkPlan, chunk: RowChunk, table: Table, columns: readonly string[] | null): Promise<Uint8Array[]> {
   if (runsInline(plan, chunk, table)) return encodeChunk(table, chunk, plan.format, plan.compression);
-  const bytes = await plan.pool!.run({ ipc: plan.body.ipc, bodyId: plan.body.id, columns, chunk, format: plan.format }, { signal: plan.signal });
+  const options = { signal: plan.signal, background: plan.preparing };
+  const bytes = await plan.pool!.run({ ipc: plan.body.ipc, bodyId: plan.body.id, columns, chunk, format: plan.format }, options);
   return [bytes];
 }
 
-/** A compressed chunk that is whole stored batches `first` to `end` (exclusive), in `codec`. */
-interface StoredBatches {
-  readonly codec: IpcCodec;
+/**
+ * A chunk that is whole stored batches `first` to `end` (exclusive), kept
+ * encoded in the cache: compressed Arrow in `codec` (any projection), or
+ * JSON of every column (`codec` 'json').
+ */
+interface StoredBatches<Form extends PreparedForm = PreparedForm> {
+  readonly codec: Form;
   readonly first: number;
   readonly end: number;
 }
 
-/** The stored batches a compressed chunk covers exactly, or undefined when it is not whole batches (or nothing caches). */
+/** The stored batches a chunk covers exactly when the cache keeps its form, or undefined. */
 function cachedBatchesOf(plan: ChunkPlan, chunk: RowChunk): StoredBatches | undefined {
-  if (plan.compressedCache === undefined || plan.format.kind !== 'arrow' || plan.format.codec === undefined) return undefined;
-  if ('ids' in chunk || chunk.end <= chunk.start || hasDictionaries(plan.body.table.schema)) return undefined;
+  if (plan.encodedCache === undefined || 'ids' in chunk || chunk.end <= chunk.start) return undefined;
+  const { format } = plan;
+  const codec = format.kind === 'json' ? (plan.columns === null ? 'json' : undefined) : format.codec;
+  if (codec === undefined || (codec !== 'json' && hasDictionaries(plan.body.table.schema))) return undefined;
   const { starts } = plan.selection;
   const first = starts.indexOf(chunk.start);
   const end = starts.indexOf(chunk.end, first + 1);
-  return first < 0 || end < 0 ? undefined : { codec: plan.format.codec, first, end };
+  return first < 0 || end < 0 ? undefined : { codec, first, end };
 }
 
-/** The parts of every chunk when each is whole stored batches already kept compressed, else undefined. */
-function readyCompressedParts(plan: ChunkPlan): Uint8Array[] | undefined {
-  if (plan.compressedCache === undefined || plan.chunks.length === 0) return undefined;
+/** The parts of every chunk when each is whole stored batches the cache keeps encoded already, else undefined. */
+function readyEncodedParts(plan: ChunkPlan): Uint8Array[] | undefined {
+  if (plan.encodedCache === undefined || plan.chunks.length === 0) return undefined;
   const { starts, indices } = plan.selection;
   const parts: Uint8Array[] = [];
   for (const chunk of plan.chunks) {
     const batches = cachedBatchesOf(plan, chunk);
     if (batches === undefined) return undefined;
-    for (let k = batches.first; k < batches.end; k++) {
-      const columns = plan.compressedCache.peek(plan.body, batches.codec, k, indices);
+    const { codec, first, end } = batches;
+    if (codec === 'json') {
+      const rows = plan.encodedCache.peekJson(plan.body, first, end);
+      if (rows === undefined) return undefined;
+      for (const part of rows) {
+        if (part.byteLength === 0) continue;
+        if (parts.length > 0) parts.push(ROW_SEPARATOR);
+        parts.push(part);
+      }
+      continue;
+    }
+    for (let k = first; k < end; k++) {
+      const columns = plan.encodedCache.peek(plan.body, codec, k, indices);
       if (columns === undefined) return undefined;
-      parts.push(...coalesce(compressedColumnsMessage(starts[k + 1] - starts[k], columns, batches.codec)));
+      parts.push(...coalesce(compressedColumnsMessage(starts[k + 1] - starts[k], columns, codec)));
     }
   }
   return parts;
 }
 
+/**
+ * The JSON rows of whole stored batches: prepared ones from the cache (or
+ * under way there), the others encoded now, and kept only by a preparation.
+ */
+async function cachedJsonParts(plan: ChunkPlan, { first, end }: StoredBatches): Promise<Uint8Array[]> {
+  const { starts } = plan.selection;
+  const batches: Array<Promise<Uint8Array>> = [];
+  for (let k = first; k < end; k++) {
+    const chunk = { start: starts[k], end: starts[k + 1] };
+    const encode = () => encodeAnywhere(plan, chunk, plan.table, plan.columns).then((parts) => (parts.length === 1 ? parts[0] : concatParts(parts)));
+    batches.push(plan.encodedCache!.jsonBatch(plan.body, k, encode, plan.preparing));
+  }
+  const parts: Uint8Array[] = [];
+  for (const rows of await Promise.all(batches)) {
+    if (rows.byteLength === 0) continue;
+    if (parts.length > 0) parts.push(ROW_SEPARATOR);
+    parts.push(rows);
+  }
+  return parts;
+}
+
 /** The chunk's messages from cached compressed columns, compressing (once) those not cached yet. */
-async function cachedCompressedParts(plan: ChunkPlan, { codec, first, end }: StoredBatches): Promise<Uint8Array[]> {
+async function cachedCompressedParts(plan: ChunkPlan, { codec, first, end }: StoredBatches<IpcCodec>): Promise<Uint8Array[]> {
   const { starts, indices } = plan.selection;
   const messages: Array<Promise<Uint8Array[]>> = [];
   for (let k = first; k < end; k++) {
     const chunk = { start: starts[k], end: starts[k + 1] };
     const compress = (missing: readonly number[]) => compressColumns(plan, k, chunk, missing);
     messages.push(
-      plan
-        .compressedCache!.columns(plan.body, codec, k, indices, compress)
-        .then((columns) => compressedColumnsMessage(chunk.end - chunk.start, columns, codec)),
+      plan.encodedCache!.columns(plan.body, codec, k, indices, compress).then((columns) => compressedColumnsMessage(chunk.end - chunk.start, columns, codec)),
     );
   }
   return (await Promise.all(messages)).flat();
@@ -366,9 +463,10 @@ async function compressColumns(plan: ChunkPlan, k: number, chunk: RowChunk, fiel
   const names = projection.fields.map((f) => f.name);
   const projected = projectColumns(body, names);
   // Not cancelled with the transfer that started it: other transfers of the body may be waiting on
-  // this compression (compressed-batch-cache.ts), and a hang-up must not cut them. Finishing it
-  // costs one batch's compression, which the cache keeps for the next fetch anyway.
-  const parts = await encodeAnywhere({ ...plan, signal: undefined }, chunk, projected, names);
+  // this compression (encoded-batch-cache.ts), and a hang-up must not cut them. Finishing it
+  // costs one batch's compression, which the cache keeps for the next fetch anyway. A preparation
+  // does stop with its signal: a transfer that joined it compresses again (encoded-batch-cache.ts).
+  const parts = await encodeAnywhere({ ...plan, signal: plan.preparing ? plan.signal : undefined }, chunk, projected, names);
   // A worker's answer is already one buffer (transferred): keep it, do not copy it.
   const message = parts.length === 1 ? parts[0] : concatParts(parts);
   const columns = splitCompressedColumns(

@@ -21,6 +21,7 @@ import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onSendHookH
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { BodyStore, StoreEvent, StoreStats } from '../cache/body-store.js';
 import { negotiateFormat, type NegotiationSupport } from './negotiate.js';
+import type { PreparationEvent } from './body-preparation.js';
 
 /** Upper bounds (seconds) of the transfer-duration buckets: a small fetch to a large table over a slow link. */
 export const TRANSFER_DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -54,6 +55,7 @@ export class DataPlaneMetrics {
   readonly #revoked: Counter;
   readonly #leases: Gauge;
   readonly #storeErrors: Counter;
+  readonly #prepared: Counter<'form' | 'outcome'>;
   /** Observed stores, each with how many planes observe it and how to stop. */
   readonly #stores = new Map<BodyStore, { planes: number; stop: () => void }>();
   readonly #requests = new WeakMap<FastifyRequest, InFlight>();
@@ -88,6 +90,11 @@ export class DataPlaneMetrics {
     this.#expired = counter('s2sp_tokens_expired_total', 'Tokens that reached their TTL unused.', [], afterStats);
     this.#revoked = counter('s2sp_tokens_revoked_total', 'Tokens deleted before use.');
     this.#storeErrors = counter('s2sp_store_errors_total', 'Store calls that failed because the shared store could not be reached.', [], afterStats);
+    this.#prepared = counter(
+      's2sp_prepared_forms_total',
+      'Body forms prepared by idle workers after a put (think time), by form and outcome: done, or stopped (another form fetched, token ended, no room).',
+      ['form', 'outcome'],
+    );
     this.#leases = new prom.Gauge({ name: 's2sp_leases_in_flight', help: 'Leases this process holds: transfers under way.', registers });
     const gauge = (name: string, help: string, read: (scrape: { stats: StoreStats; up: boolean }) => number) =>
       new prom.Gauge({
@@ -106,6 +113,11 @@ export class DataPlaneMetrics {
       's2sp_cache_local_bytes',
       "Bytes of bodies this process holds in memory (a shared store's local copies).",
       (s) => s.stats.localBytes ?? s.stats.bytes,
+    );
+    gauge(
+      's2sp_cache_shared_bytes',
+      "Bytes kept beside the bodies within the store's budget: compressed buffers and bodies prepared in think time.",
+      (s) => s.stats.sharedBytes ?? 0,
     );
     gauge('s2sp_store_up', '1 when the last read of the store stats succeeded, 0 when the store could not be reached.', (s) => (s.up ? 1 : 0));
   }
@@ -127,6 +139,11 @@ export class DataPlaneMetrics {
       held.stop();
       this.#stores.delete(store);
     };
+  }
+
+  /** Counts one think-time preparation's end. */
+  countPreparation(event: PreparationEvent): void {
+    this.#prepared.inc({ form: event.form, outcome: event.outcome });
   }
 
   /** Route hooks that count the requests of the routes they are given to. */
@@ -188,7 +205,7 @@ export class DataPlaneMetrics {
   #statsOfScrape(): Promise<{ stats: StoreStats; up: boolean }> {
     this.#scrape ??= (async () => {
       const answers = await Promise.allSettled([...this.#stores.keys()].map((store) => store.stats()));
-      const stats = { entries: 0, bytes: 0, maxBytes: 0, bodies: 0, localBytes: 0 };
+      const stats = { entries: 0, bytes: 0, maxBytes: 0, bodies: 0, localBytes: 0, sharedBytes: 0 };
       for (const answer of answers) {
         if (answer.status !== 'fulfilled') continue;
         const s = answer.value;
@@ -197,6 +214,7 @@ export class DataPlaneMetrics {
         stats.maxBytes += s.maxBytes;
         stats.bodies += s.bodies ?? 0;
         stats.localBytes += s.localBytes ?? s.bytes;
+        stats.sharedBytes += s.sharedBytes ?? 0;
       }
       return { stats, up: answers.every((answer) => answer.status === 'fulfilled') };
     })().finally(() => {

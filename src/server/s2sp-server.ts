@@ -19,6 +19,7 @@ import { isLoopbackHost } from '../protocol/loopback.js';
 import type { DataPlaneOptions } from '../data/data-plane-plugin.js';
 import { createDataPlane, listeningOrigin, type DataPlane } from '../data/data-plane-handle.js';
 import { errorForReply } from '../data/error-reply.js';
+import { prepareOption } from '../data/body-preparation.js';
 import { dataPlaneLogSerializers, redactedError } from '../protocol/log-redaction.js';
 import { serveMetrics } from '../data/metrics.js';
 import { consumerMetricsFor } from '../consumer/consumer-metrics.js';
@@ -141,6 +142,8 @@ export interface ServerDataPlaneOptions {
   bodyLimit?: number;
   /** Where the data plane encodes response chunks: a shared pool, a thread count, or 0 for the main thread. */
   workers?: DataPlaneOptions['workers'];
+  /** What idle workers prepare after a put, while the LLM reads the abstract: 'off', a list of forms, or 'auto' (default). */
+  prepare?: DataPlaneOptions['prepare'];
 }
 
 /**
@@ -302,6 +305,7 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
         publicUrl,
         bodyLimit: this.#options.dataPlane?.bodyLimit,
         workers: this.#options.dataPlane?.workers,
+        prepare: this.#options.dataPlane?.prepare,
         // Served below, once, whether or not this server has a data plane.
         ...(registry === undefined ? {} : { registry, metricsPath: false as const }),
       });
@@ -477,6 +481,7 @@ function checkServerOptions(value: S2SPServerOptions): Required<HttpTimeouts> {
   const dataPlane = optionsObject(options.dataPlane, 'dataPlane');
   integerOption(dataPlane.bodyLimit, 'dataPlane.bodyLimit', 1);
   if (typeof dataPlane.workers !== 'object') integerOption(dataPlane.workers, 'dataPlane.workers', 0);
+  prepareOption(dataPlane.prepare, 'dataPlane.prepare');
   const mcp = optionsObject(options.mcp, 'mcp');
   integerOption(mcp.bodyLimit, 'mcp.bodyLimit', 1);
   // Builds a guard once only to check the entries now rather than at listen().

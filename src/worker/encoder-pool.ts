@@ -44,6 +44,14 @@ export interface RunOptions {
    * mid-chunk would cost a new thread more than the rest of the chunk.
    */
   signal?: AbortSignal;
+  /**
+   * Work for idle threads (bodies prepared in think time): the task waits in
+   * the pool, not in piscina's queue, until fewer tasks run than there are
+   * threads, so it never queues ahead of a fetch's tasks; a fetch waits at
+   * most for the background tasks already running (one per thread). Aborting
+   * it while it waits drops it at once.
+   */
+  background?: boolean;
 }
 
 /** Encodes chunks in worker threads. */
@@ -110,7 +118,7 @@ export function encoderPoolRunning(worker: WorkerModule, options: EncoderPoolOpt
     }
     return false;
   };
-  const run = async (task: EncodeTask, runOptions: RunOptions = {}): Promise<Uint8Array> => {
+  const run = async (task: EncodeTask, runOptions: { signal?: AbortSignal } = {}): Promise<Uint8Array> => {
     const { signal } = runOptions;
     signal?.throwIfAborted();
     const controller = new AbortController();
@@ -124,16 +132,48 @@ export function encoderPoolRunning(worker: WorkerModule, options: EncoderPoolOpt
     } finally {
       unsettled.delete(controller);
       signal?.removeEventListener('abort', onAbort);
+      startIdleWork();
     }
   };
+  // Background tasks waiting for a thread with nothing else to do, oldest first.
+  const idleWork: Array<{ start: () => void; drop: (reason: unknown) => void }> = [];
+  const startIdleWork = () => {
+    while (idleWork.length > 0 && unsettled.size < threads) idleWork.shift()!.start();
+  };
+  const runInBackground = (task: EncodeTask, signal: AbortSignal | undefined): Promise<Uint8Array> =>
+    new Promise((resolve, reject) => {
+      signal?.throwIfAborted();
+      const waiting = {
+        start: () => {
+          signal?.removeEventListener('abort', onAbort);
+          run(task, { signal }).then(resolve, reject);
+        },
+        drop: (reason: unknown) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(reason);
+        },
+      };
+      const onAbort = () => {
+        idleWork.splice(idleWork.indexOf(waiting), 1);
+        waiting.drop(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      idleWork.push(waiting);
+      startIdleWork();
+    });
   let closed = false;
   return {
     threads,
     // piscina would quietly start a new worker after destroy(); a closed pool refuses instead.
-    run: (task, runOptions) => (closed ? Promise.reject(new S2SPError('S2SP_ERR_ENCODER_POOL_CLOSED')) : run(task, runOptions)),
+    run: (task, runOptions) => {
+      if (closed) return Promise.reject(new S2SPError('S2SP_ERR_ENCODER_POOL_CLOSED'));
+      if (runOptions?.background === true) return runInBackground(task, runOptions.signal);
+      return run(task, runOptions);
+    },
     close: async () => {
       if (closed) return;
       closed = true;
+      for (const waiting of idleWork.splice(0)) waiting.drop(new S2SPError('S2SP_ERR_ENCODER_POOL_CLOSED'));
       await piscina.destroy();
     },
   };

@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CompressedBatchCache } from '../../src/ipc/compression/compressed-batch-cache.js';
+import { EncodedBatchCache } from '../../src/data/encoded-batch-cache.js';
 import { NEEDS_LZ4, NEEDS_ZSTD } from '../support/arrow-streams.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
 import { batchHeader, walk } from '../support/ipc-stream-walker.js';
@@ -178,11 +178,11 @@ test('polars reads compressed bodies assembled from cached buffers (LZ4 and ZSTD
   // 70,000 rows: two stored batches (65,536 rows each at most), so full fetches and projections
   // are whole stored batches, served from the cache after the first response compressed them.
   const rows = Array.from({ length: 70_000 }, (_, i) => ({ n: i, mag: (i % 97) / 7, place: i % 5 ? `${i % 13} km W of Ōkuma` : null, ok: i % 3 === 0 }));
-  const cache = new CompressedBatchCache();
+  const cache = new EncodedBatchCache();
   const store = multiUseMemoryStore();
   const pool = createEncoderPool({ threads: 2 });
   t.after(() => pool.close());
-  const plane = await startPlane(t, { store, workers: pool, compressedCache: cache });
+  const plane = await startPlane(t, { store, workers: pool, encodedCache: cache });
   const token = await plane.mint(rows);
   const source = pl!.readIPCStream(ok(await plane.post(token, {}, { accept: ARROW })).bytes);
   assert.equal(source.height, rows.length);

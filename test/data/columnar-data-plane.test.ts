@@ -17,7 +17,7 @@ import { MemoryStore } from '../../src/cache/memory-store.js';
 import { END_OF_STREAM } from '../../src/protocol/arrow-framing.js';
 import { registerIpcCodec } from '../../src/ipc/compression/codec-registry.js';
 import { NEEDS_LZ4, NEEDS_ZSTD, registerArrowDecoder } from '../support/arrow-streams.js';
-import { CompressedBatchCache } from '../../src/ipc/compression/compressed-batch-cache.js';
+import { EncodedBatchCache } from '../../src/data/encoded-batch-cache.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { createEncoderPool, type EncoderPool } from '../../src/worker/encoder-pool.js';
@@ -461,12 +461,12 @@ test('backpressure: a client that reads nothing does not make the server encode 
 // ---- kept compressed buffers ----
 
 test('compressed buffers are kept while the token lives (a retry reuses them) and dropped once its one transfer is committed', NEEDS_LZ4, async (t) => {
-  const cache = new CompressedBatchCache();
+  const cache = new EncodedBatchCache();
   let consumed!: () => void;
   const gone = new Promise<void>((resolve) => (consumed = resolve));
   const store = new MemoryStore();
   store.observe((event) => event.type === 'consumed' && consumed());
-  const plane = await startPlane(t, { store, workers: 0, compressedCache: cache });
+  const plane = await startPlane(t, { store, workers: 0, encodedCache: cache });
   const token = await plane.mint(ROWS);
   // A 406 does not consume; a projection compresses its columns and is committed.
   assert.equal((await plane.post(token, {}, { accept: `${ARROW}; codecs="brotli"` })).status, 406);
@@ -487,9 +487,9 @@ test('compressed buffers are kept while the token lives (a retry reuses them) an
 });
 
 test('compressed buffers outlive a consumed token while another token shares the body, and go with the body', NEEDS_LZ4, async (t) => {
-  const cache = new CompressedBatchCache();
+  const cache = new EncodedBatchCache();
   const store = new MemoryStore();
-  const plane = await startPlane(t, { store, workers: 0, compressedCache: cache });
+  const plane = await startPlane(t, { store, workers: 0, encodedCache: cache });
   registerArrowDecoder('lz4');
   const table = tableFromRows(ROWS);
   // One Table put twice: two tokens, one body (the workload of an agent calling the tool twice).
@@ -522,8 +522,9 @@ test('regression: a client that hangs up while a body is being compressed does n
     },
     close: () => real.close(),
   };
-  const cache = new CompressedBatchCache();
-  const plane = await startPlane(t, { workers: watched, inlineCellLimit: 0, compressedCache: cache });
+  const cache = new EncodedBatchCache();
+  // Nothing prepared in think time: the two transfers' compressions are the only tasks.
+  const plane = await startPlane(t, { workers: watched, inlineCellLimit: 0, encodedCache: cache, prepare: 'off' });
   registerArrowDecoder('lz4');
   // The only thread is held by another body's chunk, so the compression below waits in piscina's queue.
   const occupier = plane.post(await plane.mint(ROWS), {});

@@ -15,6 +15,7 @@ import { MemoryStore } from '../../src/cache/memory-store.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { ARROW, ok, startPlane, type Plane, type RawResponse } from '../support/data-plane-harness.js';
 import { scrape, valueOf, type Samples } from '../support/prometheus-text.js';
+import { countingPool } from '../support/counting-pool.js';
 
 const rowsOf = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ id: i, name: `${tag} ${i}`, value: i / 4 }));
 
@@ -193,4 +194,22 @@ test('metrics: two planes on one registry and one store count each event once, u
   await second.app.close();
   await store.put(tableFromRows(rowsOf(3, 'z')));
   assert.match(await registry.metrics(), /^s2sp_tokens_minted_total 2$/m);
+});
+
+test('metrics: bodies prepared in think time are counted by form, and their bytes are in the budget until the token is consumed', async (t) => {
+  const { pool, background } = countingPool(t);
+  const registry = new Registry();
+  const store = new MemoryStore();
+  const plane = await startPlane(t, { store, registry, workers: pool, prepare: ['json', 'lz4'] });
+  const token = (await store.put(tableFromRows(rowsOf(70_000, 'p')))).token;
+  await Promise.all(background);
+  await nextTurn(); // the preparations end a few promise turns after their last batch
+  const prepared = await scrape(`${plane.base}/metrics`);
+  const shared = (await store.stats()).sharedBytes!;
+  assert.ok(shared > 0, 'the prepared bytes are in the budget');
+  assert.equal(valueOf(prepared, 's2sp_cache_shared_bytes'), shared);
+  assert.equal(valueOf(prepared, 's2sp_prepared_forms_total', { form: 'json', outcome: 'done' }), 1);
+  assert.equal(valueOf(prepared, 's2sp_prepared_forms_total', { form: 'lz4', outcome: 'done' }), 1);
+  ok(await plane.post(token, {}));
+  assert.equal((await store.stats()).sharedBytes, 0, 'consumed: the body and what was made of it are gone');
 });

@@ -15,7 +15,7 @@ import { registerResourceTool } from '../../src/control/resource-tool.js';
 import { registerConsumerTool, type ConsumerToolOptions } from '../../src/control/consumer-tool.js';
 import { createDataPlane } from '../../src/data/data-plane-handle.js';
 import { createEncoderPool } from '../../src/worker/encoder-pool.js';
-import { CompressedBatchCache } from '../../src/ipc/compression/compressed-batch-cache.js';
+import { EncodedBatchCache } from '../../src/data/encoded-batch-cache.js';
 import { RedisStore } from '../../src/cache/redis-store.js';
 import { storeFromSpec } from '../../src/cache/store-from-spec.js';
 import { SharedMemoryPool } from '../../src/cache/shared-memory-pool.js';
@@ -141,8 +141,8 @@ test('missing or wrong-typed required options are S2SP_ERR_OPTION_INVALID naming
     ['options', () => anyArgs(registerConsumerTool)(mcp, 'c', {}, () => null, 1)],
     ['options', () => anyArgs(createEncoderPool)(null)],
     ['threads', () => anyArgs(createEncoderPool)({ threads: 'x' })],
-    ['options', () => new (CompressedBatchCache as any)(null)],
-    ['maxBytes', () => new (CompressedBatchCache as any)({ maxBytes: 'x' })],
+    ['options', () => new (EncodedBatchCache as any)(null)],
+    ['maxBytes', () => new (EncodedBatchCache as any)({ maxBytes: 'x' })],
     ['options', () => new (MemoryStore as any)(null)],
     ['ttlMs', () => new (MemoryStore as any)({ ttlMs: 'x' })],
     ['maxBytes', () => new MemoryStore({ maxBytes: -1 })],

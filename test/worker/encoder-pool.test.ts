@@ -19,6 +19,7 @@ import type { EncodeTask } from '../../src/worker/encode-task.js';
 import { DEFAULT_NICE_INCREMENT, createEncoderPool } from '../../src/worker/encoder-pool.js';
 import { untilSlot } from '../support/slot-wait.js';
 import { encoderPoolRunning } from '../../src/testing.js';
+import { isS2SPError } from '../../src/errors.js';
 
 function rows(n: number, salt = 0): Record<string, unknown>[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -227,4 +228,44 @@ test("regression: a worker's event loop turns once its tasks are done, so native
     const outcome = await Promise.race([ran, setTimeout(5000, 'timed out', { ref: false })]);
     assert.equal(outcome, i, `task ${i}: the idle worker ran the callback its task queued`);
   }
+});
+
+test('a background task waits for an idle thread: a task handed over after it still runs first, and an abort drops it while it waits', async (t) => {
+  const gatedWorker = new URL('../support/gated-worker.js', import.meta.url);
+  const slots = new Int32Array(new SharedArrayBuffer(8));
+  const pool = encoderPoolRunning({ file: gatedWorker, data: slots.buffer }, { threads: 1 });
+  t.after(() => pool.close());
+  const b = body(10);
+  const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns: null, chunk: { start: 0, end: 10 }, format: { kind: 'json' } };
+  const running = pool.run(task);
+  await untilSlot(slots, 1, (started) => started > 0, 'the first task never started');
+  const stopped = new AbortController();
+  const dropped = pool.run(task, { background: true, signal: stopped.signal });
+  const order: string[] = [];
+  const background = pool.run(task, { background: true }).then(() => order.push('background'));
+  const fetch = pool.run(task).then(() => order.push('fetch'));
+  stopped.abort();
+  await assert.rejects(dropped, { name: 'AbortError' });
+  Atomics.store(slots, 0, 1);
+  Atomics.notify(slots, 0);
+  await Promise.all([running, background, fetch]);
+  assert.deepEqual(order, ['fetch', 'background'], 'the idle-time task waited for the fetch handed over after it');
+  assert.equal(Atomics.load(slots, 1), 3, 'the dropped task never reached the worker');
+});
+
+test('close() rejects background tasks still waiting for a thread', async () => {
+  const gatedWorker = new URL('../support/gated-worker.js', import.meta.url);
+  const slots = new Int32Array(new SharedArrayBuffer(8));
+  const pool = encoderPoolRunning({ file: gatedWorker, data: slots.buffer }, { threads: 1 });
+  const b = body(10);
+  const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns: null, chunk: { start: 0, end: 10 }, format: { kind: 'json' } };
+  const running = pool.run(task);
+  running.catch(() => {});
+  await untilSlot(slots, 1, (started) => started > 0, 'the first task never started');
+  const waiting = pool.run(task, { background: true });
+  const closing = pool.close();
+  await assert.rejects(waiting, (error) => isS2SPError(error, 'S2SP_ERR_ENCODER_POOL_CLOSED'));
+  Atomics.store(slots, 0, 1);
+  Atomics.notify(slots, 0);
+  await closing;
 });

@@ -2,7 +2,7 @@
  * A compressed record batch message taken apart by column, and put back
  * together for any projection: Arrow IPC compresses each body buffer on its
  * own, so the columns of a stored batch compressed once
- * (compressed-batch-cache.ts keeps them) make the message of every
+ * (data/encoded-batch-cache.ts keeps them) make the message of every
  * projection of that batch without compressing again. Only messages this
  * process wrote are taken apart here; a peer's go through checked-batch.ts.
  */
@@ -12,7 +12,15 @@ import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler';
 import type { IpcCodec } from '../../protocol/media-types.js';
 import { S2SPError } from '../../errors.js';
 import { compressedBatchMessage } from '../encode/record-batch.js';
-import type { CompressedColumn } from './compressed-batch-cache.js';
+
+/** One column of one stored record batch with its body buffers compressed. */
+export interface CompressedColumn {
+  /** The column's field nodes (itself, then its children depth first). */
+  readonly nodes: readonly FieldNode[];
+  /** Its body buffers in order, each `int64 length | frame` (or `-1 | raw`), unpadded. */
+  readonly buffers: readonly Uint8Array[];
+  readonly variadicBufferCounts: readonly number[];
+}
 
 /**
  * The columns of compressed record batch `message`, one per entry of

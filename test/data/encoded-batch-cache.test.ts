@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CompressedBatchCache, type CompressedColumn } from '../../../src/ipc/compression/compressed-batch-cache.js';
+import { EncodedBatchCache } from '../../src/data/encoded-batch-cache.js';
+import type { CompressedColumn } from '../../src/ipc/compression/compressed-columns.js';
 
 /** A fake compressed column of `bytes` bytes, tagged so a test can tell which call made it. */
 function column(bytes: number, tag: number): CompressedColumn {
@@ -18,7 +19,7 @@ function counting(bytes = 100) {
 }
 
 test('each column of a batch is compressed once; later calls reuse it, and only the missing columns are compressed', async () => {
-  const cache = new CompressedBatchCache();
+  const cache = new EncodedBatchCache();
   const body = { id: 'b1' };
   const { calls, compress } = counting();
   const first = await cache.columns(body, 'lz4', 0, [0, 2], compress);
@@ -29,11 +30,11 @@ test('each column of a batch is compressed once; later calls reuse it, and only 
   await cache.columns(body, 'zstd', 0, [0], compress); // another codec is another entry
   await cache.columns(body, 'lz4', 1, [0], compress); // another batch too
   assert.deepEqual(calls.slice(2), [[0], [0]]);
-  assert.deepEqual(cache.stats(), { bodies: 1, bytes: 500, maxBytes: cache.maxBytes, compressedColumns: 5 });
+  assert.deepEqual(cache.stats(), { bodies: 1, bytes: 500, maxBytes: cache.maxBytes, compressedColumns: 5, jsonBatches: 0 });
 });
 
 test('two responses asking at once share one compression', async () => {
-  const cache = new CompressedBatchCache();
+  const cache = new EncodedBatchCache();
   const body = { id: 'b1' };
   const { calls, compress } = counting();
   const [a, b] = await Promise.all([cache.columns(body, 'lz4', 0, [0, 1], compress), cache.columns(body, 'lz4', 0, [1, 0], compress)]);
@@ -43,7 +44,7 @@ test('two responses asking at once share one compression', async () => {
 });
 
 test('a failed compression is not cached: the next call compresses again', async () => {
-  const cache = new CompressedBatchCache();
+  const cache = new EncodedBatchCache();
   const body = { id: 'b1' };
   await assert.rejects(
     cache.columns(body, 'lz4', 0, [0], async () => Promise.reject(new Error('simulated'))),
@@ -56,7 +57,7 @@ test('a failed compression is not cached: the next call compresses again', async
 });
 
 test('bounded in bytes: the least recently used body goes first; a body alone over the budget is served but not kept', async () => {
-  const cache = new CompressedBatchCache({ maxBytes: 250 });
+  const cache = new EncodedBatchCache({ maxBytes: 250 });
   const [b1, b2, b3] = [{ id: 'b1' }, { id: 'b2' }, { id: 'b3' }];
   const { calls, compress } = counting();
   await cache.columns(b1, 'lz4', 0, [0], compress);
@@ -78,7 +79,7 @@ test('bounded in bytes: the least recently used body goes first; a body alone ov
 });
 
 test('delete and clear drop the buffers', async () => {
-  const cache = new CompressedBatchCache();
+  const cache = new EncodedBatchCache();
   const { compress } = counting();
   await cache.columns({ id: 'b1' }, 'lz4', 0, [0], compress);
   await cache.columns({ id: 'b2' }, 'lz4', 0, [0], compress);
@@ -89,7 +90,7 @@ test('delete and clear drop the buffers', async () => {
 });
 
 test('after a transfer, a body its store no longer holds loses its buffers; one still held keeps them', async () => {
-  const cache = new CompressedBatchCache();
+  const cache = new EncodedBatchCache();
   const { compress } = counting();
   for (const id of ['gone', 'held', 'asked']) await cache.columns({ id }, 'lz4', 0, [0], compress);
   const store = { holdsBody: (id: string) => id === 'held', has: async () => assert.fail('a store that can tell is not asked about tokens') };

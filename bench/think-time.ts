@@ -1,0 +1,163 @@
+/**
+ * Think time: every token is single use, so every real fetch is the first
+ * fetch of a fresh body. Between the resource tool's answer and the
+ * consumer's fetch an LLM reads the abstract; the data plane uses that gap to
+ * prepare the body (src/data/body-preparation.ts). For a fresh 1M x 10 body
+ * fetched whole as JSON, Arrow+LZ4 and Arrow+ZSTD, side by side in one run:
+ *
+ * - prepared, after the gap: minted on a plane that prepares (`prepare`
+ *   json, lz4, zstd), fetched `--gap` seconds later (default 3);
+ * - prepared, no gap: the same plane, fetched at once (the fetch joins the
+ *   preparation under way);
+ * - today, no gap: minted on a plane with `prepare: 'off'`, fetched at once;
+ * - prebuilt bytes: the same response sent from one Buffer by the same process.
+ *
+ * Each fresh body is a new copy (mint-cold): nothing of it is encoded before
+ * its put. The four are interleaved, rotating who goes first.
+ *
+ *   node dist/bench/think-time.js [--quick] [--reps N] [--gap S]
+ */
+import { unlinkSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ACCEPT_ARROW_LZ4, ACCEPT_ARROW_ZSTD } from './lib/dataset.js';
+import { timedPost } from './lib/http-client.js';
+import { goal, mb, ratio, secs, spread, triple, type Goal, type Spread } from './lib/report.js';
+import { bounded, progress, runScenario } from './lib/scenario.js';
+import { ServerChild, quiesce } from './lib/server-child.js';
+
+const ROWS = 1_000_000;
+
+const FORMS = [
+  { id: 'json', label: 'JSON', accept: undefined as string | undefined, limit: 3 },
+  { id: 'lz4', label: 'Arrow+LZ4', accept: ACCEPT_ARROW_LZ4 as string | undefined, limit: 1.5 },
+  { id: 'zstd', label: 'Arrow+ZSTD', accept: ACCEPT_ARROW_ZSTD as string | undefined, limit: 1.5 },
+];
+
+type Target = 'prepared-gap' | 'prepared-now' | 'today-now' | 'prebuilt';
+const TARGETS: Target[] = ['prepared-gap', 'prepared-now', 'today-now', 'prebuilt'];
+
+/** "Today, no gap" may be this much faster before "prepared, no gap" reads as slower: the run-to-run noise of a 1M-row fetch here. */
+const NO_GAP_TOLERANCE = 1.1;
+
+interface FormSummary {
+  id: string;
+  label: string;
+  bytes: number;
+  seconds: Record<Target, Spread>;
+}
+
+await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while the LLM reads the abstract', async (flags) => {
+  const reps = flags.reps ?? (flags.quick ? 2 : 5);
+  const gapAt = flags.argv.indexOf('--gap');
+  const gapSeconds = gapAt >= 0 ? Number(flags.argv[gapAt + 1]) : 3;
+  if (!Number.isFinite(gapSeconds) || gapSeconds < 0) throw new Error(`--gap needs seconds >= 0, got ${flags.argv[gapAt + 1]}`);
+  const formBudgetMs = flags.quick ? 60_000 : 180_000;
+  progress(`starting the s2sp server (${ROWS.toLocaleString('en-US')} rows)`);
+  const server = await ServerChild.start(
+    's2sp-server',
+    {
+      rows: ROWS,
+      planes: [
+        { prefix: '/prepared', coldStore: true, prepare: ['json', 'lz4', 'zstd'] },
+        { prefix: '/today', coldStore: true, prepare: 'off' },
+      ],
+    },
+    { cpuProfAll: flags.cpuProfAll, label: 'think-time' },
+  );
+  const summaries: FormSummary[] = [];
+  try {
+    for (const form of FORMS) {
+      progress(`${form.label}`);
+      const file = join(tmpdir(), `s2sp-bench-${process.pid}-think-${form.id}.bin`);
+      const fresh = async (prefix: string) => server.url(`${prefix}/s2sp/data/${await server.request<string>('mint-cold', { prefix })}`);
+      // The capture is also the warm-up (workers started, code paths compiled).
+      const captured = await timedPost(await fresh('/today'), { body: '{}', accept: form.accept, saveTo: file });
+      if (captured.status !== 200) throw new Error(`${form.label}: answered ${captured.status}`);
+      await server.request('load-prebuilt', { file, type: captured.contentType });
+      const measure = async (target: Target): Promise<number> => {
+        await quiesce([server]);
+        let url: string;
+        if (target === 'prebuilt') url = server.url('/bench/prebuilt');
+        else url = await fresh(target === 'today-now' ? '/today' : '/prepared');
+        if (target === 'prepared-gap') await sleep(gapSeconds * 1000);
+        const transfer = await timedPost(url, { body: '{}', accept: form.accept });
+        if (transfer.status !== 200) throw new Error(`${form.label} ${target}: answered ${transfer.status}`);
+        if (transfer.bytes !== captured.bytes) throw new Error(`${form.label} ${target}: ${transfer.bytes} bytes, captured ${captured.bytes}`);
+        return transfer.seconds;
+      };
+      const runs: Record<Target, number[]> = { 'prepared-gap': [], 'prepared-now': [], 'today-now': [], prebuilt: [] };
+      const more = bounded(reps, formBudgetMs);
+      for (let rep = 0; more(rep); rep++) {
+        for (let k = 0; k < TARGETS.length; k++) {
+          const target = TARGETS[(rep + k) % TARGETS.length];
+          runs[target].push(await measure(target));
+        }
+      }
+      await server.request('drop-prebuilt');
+      unlinkSync(file);
+      summaries.push({
+        id: form.id,
+        label: form.label,
+        bytes: captured.bytes,
+        seconds: {
+          'prepared-gap': spread(runs['prepared-gap']),
+          'prepared-now': spread(runs['prepared-now']),
+          'today-now': spread(runs['today-now']),
+          prebuilt: spread(runs.prebuilt),
+        },
+      });
+    }
+  } finally {
+    await server.stop();
+  }
+
+  const names: Record<Target, string> = {
+    'prepared-gap': `**prepared, fetched after ${gapSeconds} s**`,
+    'prepared-now': 'prepared, fetched at once',
+    'today-now': "today (`prepare: 'off'`), fetched at once",
+    prebuilt: 'prebuilt bytes',
+  };
+  const rows: string[][] = [];
+  const goals: Goal[] = [];
+  for (const s of summaries) {
+    const base = s.seconds.prebuilt.median;
+    for (const target of TARGETS) rows.push([s.label, names[target], triple(s.seconds[target], secs), mb(s.bytes), ratio(s.seconds[target].median, base)]);
+    const limit = FORMS.find((f) => f.id === s.id)!.limit;
+    goals.push(
+      goal(
+        `${s.label}: a fresh body fetched ${gapSeconds} s after its put / prebuilt bytes`,
+        s.seconds['prepared-gap'].median / base,
+        '<=',
+        limit,
+        'x',
+        `${secs(s.seconds['prepared-gap'].median)} s vs ${secs(base)} s`,
+      ),
+      goal(
+        `${s.label}: no think time, prepared / today`,
+        s.seconds['prepared-now'].median / s.seconds['today-now'].median,
+        '<=',
+        NO_GAP_TOLERANCE,
+        'x',
+        `${secs(s.seconds['prepared-now'].median)} s vs ${secs(s.seconds['today-now'].median)} s`,
+      ),
+    );
+  }
+  return {
+    tables: [
+      {
+        header: ['form', 'fetch', 'seconds (min / median / max)', 'MB on the wire', 'vs prebuilt'],
+        rows,
+        align: ['l', 'l', 'r', 'r', 'r'],
+      },
+    ],
+    goals,
+    notes: [
+      `A fresh body per fetch: a new copy of the 1M x 10 body behind a new single-use token (nothing of it encoded before its put); ${reps} repetitions per line, interleaved, order rotating; min / **median** / max.`,
+      `The think time is simulated by waiting ${gapSeconds} s (\`--gap\`) between the put and the fetch; the preparing plane prepares JSON, LZ4 and ZSTD, and the fetch stops the two forms it does not use.`,
+      `"No think time, prepared / today" allows ${NO_GAP_TOLERANCE}x: the spread of a fresh 1M-row fetch between runs on this machine.`,
+    ],
+    data: { rows: ROWS, gapSeconds, reps, forms: summaries },
+  };
+});

@@ -1,0 +1,209 @@
+/**
+ * Think-time preparation (src/data/body-preparation.ts): idle workers encode
+ * a body after its put, the fetch sends those bytes, and every reason to
+ * stop (another form, the token's end, memory pressure) stops it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { tableFromArrays, type Table } from 'apache-arrow';
+import { MemoryStore } from '../../src/cache/memory-store.js';
+import type { CachedBody } from '../../src/cache/body-store.js';
+import { BodyPreparation, formOf, type PreparationHost, type PreparedForm } from '../../src/data/body-preparation.js';
+import { EncodedBatchCache } from '../../src/data/encoded-batch-cache.js';
+import { isS2SPError } from '../../src/errors.js';
+import { NEEDS_LZ4, registerArrowDecoder } from '../support/arrow-streams.js';
+import { ARROW_LZ4, ok, startPlane } from '../support/data-plane-harness.js';
+import { countingPool } from '../support/counting-pool.js';
+
+/** Three whole stored batches (65,536 rows each) and a short fourth. */
+const ROWS = 3 * 65_536 + 100;
+
+function bigTable(): Table {
+  const f = new Float64Array(ROWS);
+  const i = new Int32Array(ROWS);
+  const s: string[] = [];
+  for (let r = 0; r < ROWS; r++) {
+    f[r] = r / 7;
+    i[r] = r * 3;
+    s.push(`s${r % 97}`);
+  }
+  return tableFromArrays({ f, i, s });
+}
+
+test('a body prepared as JSON in think time: idle workers encode it after the put, and its fetch sends those bytes, the same as an unprepared fetch', async (t) => {
+  const { pool, background, foreground } = countingPool(t);
+  const prepared = await startPlane(t, { workers: pool, prepare: ['json'] });
+  const plain = await startPlane(t, { workers: 2, prepare: 'off' });
+  const table = bigTable();
+  const token = (await prepared.store.put(table)).token;
+  assert.equal(background.length, 4, 'one background task per stored batch, handed over at the put');
+  await Promise.all(background);
+  const before = foreground();
+  const answer = ok(await prepared.post(token, {}));
+  assert.equal(foreground(), before, 'the fetch encoded nothing itself');
+  const reference = ok(await plain.post((await plain.store.put(table)).token, {}));
+  assert.ok(answer.bytes.equals(reference.bytes), 'byte for byte the unprepared answer');
+});
+
+test('a body prepared as LZ4: a projection fetched in LZ4 is made of the prepared column buffers', NEEDS_LZ4, async (t) => {
+  registerArrowDecoder('lz4');
+  const { pool, background, foreground } = countingPool(t);
+  const prepared = await startPlane(t, { workers: pool, prepare: ['lz4'] });
+  const plain = await startPlane(t, { workers: 2, prepare: 'off' });
+  const table = bigTable();
+  const token = (await prepared.store.put(table)).token;
+  await Promise.all(background);
+  const before = foreground();
+  const answer = ok(await prepared.post(token, { columns: ['s', 'f'] }, { accept: ARROW_LZ4 }));
+  assert.equal(foreground(), before, 'nothing compressed during the fetch');
+  const reference = ok(await plain.post((await plain.store.put(table)).token, { columns: ['s', 'f'] }, { accept: ARROW_LZ4 }));
+  assert.ok(answer.bytes.equals(reference.bytes), 'byte for byte the unprepared answer');
+});
+
+test('a fetch that finds its form still being prepared waits for it instead of encoding again', async (t) => {
+  const { pool, background, foreground } = countingPool(t);
+  const prepared = await startPlane(t, { workers: pool, prepare: ['json'] });
+  const plain = await startPlane(t, { workers: 2, prepare: 'off' });
+  const table = bigTable();
+  const token = (await prepared.store.put(table)).token;
+  const answer = ok(await prepared.post(token, {})); // at once: no think time
+  assert.equal(background.length, 4);
+  assert.equal(foreground(), 0, 'every batch came from the preparation');
+  const reference = ok(await plain.post((await plain.store.put(table)).token, {}));
+  assert.ok(answer.bytes.equals(reference.bytes));
+});
+
+/**
+ * Resolves once `signal` aborts. Holds the event loop open meanwhile: the
+ * timers that end a token (its TTL) are unref'd, as a server keeps running anyway.
+ */
+async function aborted(signal: AbortSignal): Promise<void> {
+  const alive = setInterval(() => {}, 60_000);
+  try {
+    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+  } finally {
+    clearInterval(alive);
+  }
+}
+
+/** A host that records what it is asked to prepare, and the signals that stop it. */
+function recordingHost(cache = new EncodedBatchCache()) {
+  const asked: Array<{ body: CachedBody; form: PreparedForm; signal: AbortSignal }> = [];
+  const host: PreparationHost = {
+    can: true,
+    // Runs until stopped, as a real preparation of a big body would still be running.
+    prepare: async (body, form, signal) => {
+      asked.push({ body, form, signal });
+      await aborted(signal);
+    },
+    signalFor: (body) => cache.signalFor(body),
+    dropUnlessHeld: () => {},
+  };
+  return { host, asked, cache };
+}
+
+test('a fetch in another form stops the preparation of the others; the token consumed stops the rest', async (t) => {
+  const store = new MemoryStore();
+  t.after(() => store.close());
+  const { host, asked } = recordingHost();
+  const preparation = BodyPreparation.start(store, ['json', 'lz4'], host)!;
+  t.after(() => preparation.stop());
+  const { token } = await store.put(bigTable());
+  assert.deepEqual(
+    asked.map((a) => a.form),
+    ['json', 'lz4'],
+  );
+  const [json, lz4] = asked;
+  const lease = await store.lease(token);
+  preparation.fetching(lease.body, 'lz4');
+  assert.equal(json.signal.aborted, true, 'JSON stopped: the fetch wants LZ4');
+  assert.equal(lz4.signal.aborted, false, 'LZ4 goes on: the fetch uses it');
+  await lease.commit();
+  await aborted(lz4.signal); // the token is consumed: nothing will fetch the body any more
+});
+
+test('a token that expires or is revoked before its fetch stops its preparation', async (t) => {
+  const store = new MemoryStore({ ttlMs: 50 });
+  t.after(() => store.close());
+  const { host, asked } = recordingHost();
+  const preparation = BodyPreparation.start(store, ['json'], host)!;
+  t.after(() => preparation.stop());
+  await store.put(bigTable());
+  await aborted(asked[0].signal);
+  const { token } = await store.put(bigTable(), { ttlMs: 60_000 });
+  assert.equal(asked[1].signal.aborted, false);
+  await store.delete(token);
+  assert.equal(asked[1].signal.aborted, true);
+});
+
+test("'auto' prepares the forms the last fetches of the same origin were answered in, and nothing for an origin never fetched", async (t) => {
+  const store = new MemoryStore();
+  t.after(() => store.close());
+  const { host, asked } = recordingHost();
+  const preparation = BodyPreparation.start(store, 'auto', host)!;
+  t.after(() => preparation.stop());
+  const first = await store.put(bigTable(), { origin: 'orders' });
+  assert.equal(asked.length, 0, 'nothing fetched yet: nothing to follow');
+  const lease = await store.lease(first.token);
+  preparation.fetching(lease.body, formOf({ kind: 'arrow', codec: 'zstd' }, {}));
+  await lease.commit();
+  await store.put(bigTable(), { origin: 'orders' });
+  assert.deepEqual(
+    asked.map((a) => a.form),
+    ['zstd'],
+  );
+  await store.put(bigTable(), { origin: 'customers' });
+  assert.equal(asked.length, 1, 'another origin has no history');
+});
+
+test('formOf: only whole-body fetches have a prepared form', () => {
+  assert.equal(formOf({ kind: 'json' }, {}), 'json');
+  assert.equal(formOf({ kind: 'json' }, { columns: ['a'] }), 'none');
+  assert.equal(formOf({ kind: 'arrow', codec: 'lz4' }, { columns: ['a'] }), 'lz4');
+  assert.equal(formOf({ kind: 'arrow', codec: 'lz4' }, { sortedIds: [1, 2] }), 'none');
+  assert.equal(formOf({ kind: 'arrow' }, {}), 'none');
+});
+
+test('prepare option: anything but off, auto or a list of known forms is refused', async (t) => {
+  const store = new MemoryStore();
+  t.after(() => store.close());
+  const { host } = recordingHost();
+  for (const bad of ['on', ['gzip'], 'json', 3, { json: true }]) {
+    assert.throws(
+      () => BodyPreparation.start(store, bad, host),
+      (error) => isS2SPError(error, 'S2SP_ERR_OPTION_INVALID'),
+      String(bad),
+    );
+  }
+  assert.equal(BodyPreparation.start(store, 'off', host), undefined);
+  assert.equal(BodyPreparation.start(store, ['json'], { ...host, can: false }), undefined, 'no workers or no cache: nothing to prepare with');
+});
+
+test('prepared bytes count in the store budget: a put short of room takes them back, and the body preparing stops', async (t) => {
+  const table = bigTable();
+  const probe = new MemoryStore();
+  await probe.put(table);
+  const bodyBytes = (await probe.stats()).bytes;
+  await probe.close();
+  const store = new MemoryStore({ maxBytes: 2 * bodyBytes + 1000 });
+  t.after(() => store.close());
+  const cache = new EncodedBatchCache();
+  cache.shareBudgetOf(store);
+  const prepared = { id: 'prepared-body' };
+  const signal = cache.signalFor(prepared);
+  await cache.jsonBatch(prepared, 0, async () => new Uint8Array(bodyBytes), true);
+  assert.equal((await store.stats()).sharedBytes, bodyBytes, 'the kept batch is in the budget');
+  await store.put(table);
+  assert.equal(cache.stats().bytes, bodyBytes, 'one body and the prepared bytes fit together');
+  await store.put(bigTable()); // a second body: only fits once the prepared bytes go
+  assert.equal(cache.stats().bytes, 0);
+  assert.equal((await store.stats()).sharedBytes, 0);
+  assert.equal(signal.aborted, true, 'its preparation stops');
+  // With the budget spent by bodies, nothing more is kept (served only), and the preparation stops.
+  const other = { id: 'other-body' };
+  const otherSignal = cache.signalFor(other);
+  const bytes = await cache.jsonBatch(other, 0, async () => new Uint8Array(2000), true);
+  assert.equal(bytes.byteLength, 2000, 'served');
+  assert.equal(cache.peekJson(other, 0, 1), undefined, 'not kept');
+  assert.equal(otherSignal.aborted, true);
+});
