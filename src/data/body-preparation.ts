@@ -32,8 +32,12 @@ export type PreparedForm = 'json' | IpcCodec;
 /** The `prepare` option: nothing, these forms, or what recent fetches of the same origin asked for. */
 export type PrepareOption = 'off' | 'auto' | readonly PreparedForm[];
 
-/** The forms a list may name. */
-const FORMS: readonly PreparedForm[] = ['json', 'lz4', 'zstd'];
+/**
+ * The forms a list may name, in the order they are prepared: cheapest first
+ * (LZ4 compresses a 1M x 10 body in ~0.2 s, ZSTD ~0.4 s, JSON ~1 s), so a
+ * fetch that stops the others waits least behind their tasks already running.
+ */
+const FORMS: readonly PreparedForm[] = ['lz4', 'zstd', 'json'];
 
 /** How many recent fetches per origin `'auto'` follows. */
 const AUTO_HISTORY = 4;
@@ -70,7 +74,7 @@ export function prepareOption(value: unknown, name = 'prepare'): PrepareOption |
   if (value === undefined || value === 'off' || value === 'auto') return value;
   const expected = `'off', 'auto' or a list of ${FORMS.map((f) => `'${f}'`).join(', ')}`;
   if (!Array.isArray(value) || !value.every((form) => FORMS.includes(form as PreparedForm))) throw invalidOption(name, expected, value);
-  return [...new Set(value as PreparedForm[])];
+  return FORMS.filter((form) => value.includes(form));
 }
 
 /** What a preparation needs of the encoder core. */
@@ -200,10 +204,9 @@ export class BodyPreparation {
     if (this.#recent.size > AUTO_ORIGINS) this.#recent.delete(this.#recent.keys().next().value as string);
   }
 
-  /** The prepared forms among the last fetches of `origin`'s bodies, most frequent first. */
+  /** The prepared forms among the last fetches of `origin`'s bodies, in preparation order. */
   #learned(origin: string): PreparedForm[] {
-    const counts = new Map<PreparedForm, number>();
-    for (const form of this.#recent.get(origin) ?? []) if (form !== 'none') counts.set(form, (counts.get(form) ?? 0) + 1);
-    return [...counts.keys()].sort((a, b) => counts.get(b)! - counts.get(a)!);
+    const recent = this.#recent.get(origin) ?? [];
+    return FORMS.filter((form) => recent.includes(form));
   }
 }

@@ -111,9 +111,9 @@ test('a fetch in another form stops the preparation of the others; the token con
   const { token } = await store.put(bigTable());
   assert.deepEqual(
     asked.map((a) => a.form),
-    ['json', 'lz4'],
+    ['lz4', 'json'],
   );
-  const [json, lz4] = asked;
+  const [lz4, json] = asked;
   const lease = await store.lease(token);
   preparation.fetching(lease.body, 'lz4');
   assert.equal(json.signal.aborted, true, 'JSON stopped: the fetch wants LZ4');
