@@ -93,8 +93,10 @@ export class EncodedBatchCache {
    * The compressed columns `fields` of stored batch `batch` of `body`, in
    * that order: from the cache, or through `compress` (one call for all the
    * missing ones). A failed compression is not cached; one that was
-   * cancelled (a preparation stopped) is done again through `compress`.
+   * cancelled (a preparation stopped) is done again through `compress`,
+   * unless the caller is that preparation.
    * @param body the cached body (its `id` keys the entry; the object itself tells when it is gone)
+   * @param preparation set when the caller is a preparation, which this signal stops
    */
   async columns(
     body: { readonly id: string },
@@ -102,6 +104,7 @@ export class EncodedBatchCache {
     batch: number,
     fields: readonly number[],
     compress: ColumnCompressor,
+    preparation?: AbortSignal,
   ): Promise<CompressedColumn[]> {
     const entry = this.#entryFor(body);
     const keyOf = (field: number) => `${codec}:${batch}:${field}`;
@@ -117,21 +120,24 @@ export class EncodedBatchCache {
         ),
       );
     }
-    return Promise.all(
-      fields.map((field) => this.#joined(entry.items.get(keyOf(field))!, () => this.columns(body, codec, batch, [field], compress).then(([column]) => column))),
-    ) as Promise<CompressedColumn[]>;
+    const again = (field: number) => () => this.columns(body, codec, batch, [field], compress).then(([column]) => column);
+    const joined = fields.map((field) => this.#joined(entry.items.get(keyOf(field))!, preparation === undefined ? again(field) : undefined));
+    return Promise.all(joined) as Promise<CompressedColumn[]>;
   }
 
   /**
    * The JSON rows of stored batch `batch` of `body`: kept ones, or the
-   * encoding under way (prepared), or else `encode`'s, which is kept only
-   * when `keep` (a preparation: a fetch's own JSON is not worth its memory).
+   * encoding under way (prepared), or else `encode`'s, which is kept only for
+   * a preparation (a fetch's own JSON is not worth its memory). A fetch that
+   * joined a preparation that was stopped encodes through `encode`.
+   * @param preparation set when the caller is a preparation, which this signal stops
    */
-  jsonBatch(body: { readonly id: string }, batch: number, encode: () => Promise<Uint8Array>, keep: boolean): Promise<Uint8Array> {
+  jsonBatch(body: { readonly id: string }, batch: number, encode: () => Promise<Uint8Array>, preparation?: AbortSignal): Promise<Uint8Array> {
     const key = `json:${batch}`;
+    const keep = preparation !== undefined;
     const entry = keep ? this.#entryFor(body) : this.#bodies.get(body.id);
     const found = entry?.items.get(key);
-    if (found !== undefined) return this.#joined(found, encode) as Promise<Uint8Array>;
+    if (found !== undefined) return this.#joined(found, keep ? undefined : encode) as Promise<Uint8Array>;
     if (!keep) return encode();
     return this.#encoding(body.id, entry!, key, encode()) as Promise<Uint8Array>;
   }
@@ -225,9 +231,15 @@ export class EncodedBatchCache {
     return one;
   }
 
-  /** `found`, or when it is an encoding that was cancelled (its preparation stopped), `again`'s. */
-  #joined(found: Encoded | Promise<Encoded>, again: () => Promise<Encoded>): Promise<Encoded> {
+  /**
+   * `found`, or when it is an encoding that was cancelled (its preparation
+   * stopped), `again`'s. A preparation passes no `again`: its own encodings
+   * stop with it (retrying under its stopped signal would fail again, and
+   * again, in a loop of microtasks that starves the event loop).
+   */
+  #joined(found: Encoded | Promise<Encoded>, again: (() => Promise<Encoded>) | undefined): Promise<Encoded> {
     if (!(found instanceof Promise)) return Promise.resolve(found);
+    if (again === undefined) return found;
     return found.catch((error: unknown) => {
       if ((error as Error | undefined)?.name === 'AbortError') return again();
       throw error;

@@ -423,7 +423,7 @@ async function cachedJsonParts(plan: ChunkPlan, { first, end }: StoredBatches): 
   for (let k = first; k < end; k++) {
     const chunk = { start: starts[k], end: starts[k + 1] };
     const encode = () => encodeAnywhere(plan, chunk, plan.table, plan.columns).then((parts) => (parts.length === 1 ? parts[0] : concatParts(parts)));
-    batches.push(plan.encodedCache!.jsonBatch(plan.body, k, encode, plan.preparing));
+    batches.push(plan.encodedCache!.jsonBatch(plan.body, k, encode, plan.preparing ? plan.signal : undefined));
   }
   const parts: Uint8Array[] = [];
   for (const rows of await Promise.all(batches)) {
@@ -442,7 +442,9 @@ async function cachedCompressedParts(plan: ChunkPlan, { codec, first, end }: Sto
     const chunk = { start: starts[k], end: starts[k + 1] };
     const compress = (missing: readonly number[]) => compressColumns(plan, k, chunk, missing);
     messages.push(
-      plan.encodedCache!.columns(plan.body, codec, k, indices, compress).then((columns) => compressedColumnsMessage(chunk.end - chunk.start, columns, codec)),
+      plan
+        .encodedCache!.columns(plan.body, codec, k, indices, compress, plan.preparing ? plan.signal : undefined)
+        .then((columns) => compressedColumnsMessage(chunk.end - chunk.start, columns, codec)),
     );
   }
   return (await Promise.all(messages)).flat();

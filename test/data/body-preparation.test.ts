@@ -102,6 +102,20 @@ function recordingHost(cache = new EncodedBatchCache()) {
   return { host, asked, cache };
 }
 
+test(
+  'a JSON fetch stops an LZ4 preparation whose compressions wait for the one thread, and completes (encoded-batch-cache.test.ts has the unit regression)',
+  { timeout: 60_000 },
+  async (t) => {
+    const { pool, background } = countingPool(t, 1);
+    const prepared = await startPlane(t, { workers: pool, prepare: ['lz4'] });
+    const token = (await prepared.store.put(bigTable())).token;
+    assert.ok(background.length > 1, 'compressions wait for the one thread');
+    const answer = ok(await prepared.post(token, {})); // JSON: the LZ4 preparation stops
+    assert.equal(answer.json().total_rows, ROWS);
+    await Promise.all(background);
+  },
+);
+
 test('a fetch in another form stops the preparation of the others; the token consumed stops the rest', async (t) => {
   const store = new MemoryStore();
   t.after(() => store.close());
@@ -191,7 +205,7 @@ test('prepared bytes count in the store budget: a put short of room takes them b
   cache.shareBudgetOf(store);
   const prepared = { id: 'prepared-body' };
   const signal = cache.signalFor(prepared);
-  await cache.jsonBatch(prepared, 0, async () => new Uint8Array(bodyBytes), true);
+  await cache.jsonBatch(prepared, 0, async () => new Uint8Array(bodyBytes), new AbortController().signal);
   assert.equal((await store.stats()).sharedBytes, bodyBytes, 'the kept batch is in the budget');
   await store.put(table);
   assert.equal(cache.stats().bytes, bodyBytes, 'one body and the prepared bytes fit together');
@@ -202,7 +216,7 @@ test('prepared bytes count in the store budget: a put short of room takes them b
   // With the budget spent by bodies, nothing more is kept (served only), and the preparation stops.
   const other = { id: 'other-body' };
   const otherSignal = cache.signalFor(other);
-  const bytes = await cache.jsonBatch(other, 0, async () => new Uint8Array(2000), true);
+  const bytes = await cache.jsonBatch(other, 0, async () => new Uint8Array(2000), new AbortController().signal);
   assert.equal(bytes.byteLength, 2000, 'served');
   assert.equal(cache.peekJson(other, 0, 1), undefined, 'not kept');
   assert.equal(otherSignal.aborted, true);

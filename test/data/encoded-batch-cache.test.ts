@@ -105,3 +105,33 @@ test('after a transfer, a body its store no longer holds loses its buffers; one 
   assert.deepEqual(cache.stats().bodies, 1);
   assert.notEqual(cache.peek({ id: 'held' }, 'lz4', 0, [0]), undefined);
 });
+
+test('regression: a preparation whose compression was cancelled does not compress again (under its stopped signal it retried forever, spinning the event loop)', async () => {
+  const cache = new EncodedBatchCache();
+  const body = { id: 'b1' };
+  const stopped = AbortSignal.abort();
+  let calls = 0;
+  const cancelled = async (): Promise<CompressedColumn[]> => {
+    if (++calls > 100) throw new Error('compressed again and again');
+    throw stopped.reason;
+  };
+  await assert.rejects(cache.columns(body, 'lz4', 0, [0], cancelled, stopped), { name: 'AbortError' });
+  assert.equal(calls, 1);
+});
+
+test('a fetch that joined a preparation which was then stopped compresses through its own compressor', async () => {
+  const cache = new EncodedBatchCache();
+  const body = { id: 'b1' };
+  const preparation = new AbortController();
+  let stop!: () => void;
+  const preparing = cache.columns(body, 'lz4', 0, [0], () => new Promise((_, reject) => (stop = () => reject(preparation.signal.reason))), preparation.signal);
+  const { calls, compress } = counting();
+  const fetching = cache.columns(body, 'lz4', 0, [0], compress); // joins the preparation
+  assert.deepEqual(calls, [], 'joined, not compressed');
+  preparation.abort();
+  stop();
+  await assert.rejects(preparing, { name: 'AbortError' });
+  const [column] = await fetching;
+  assert.deepEqual(calls, [[0]], 'compressed once, by the fetch');
+  assert.equal(cache.peek(body, 'lz4', 0, [0])?.[0], column, 'and kept');
+});
