@@ -5,7 +5,11 @@
  * server child reports its own event-loop delay over the loaded window
  * (`monitorEventLoopDelay`, beyond its 10 ms resolution); the client times
  * each small request. The same small load with nothing else running gives
- * the idle latency the loaded one is held to.
+ * the idle latency the loaded one is held to. A last window puts fresh
+ * bodies instead (a new copy each, on a plane that prepares JSON, LZ4 and
+ * ZSTD in think time: src/data/body-preparation.ts) and fetches each as JSON
+ * after a simulated think time, so the idle workers' background encoding
+ * runs beside the small requests.
  *
  *   node dist/bench/mixed-load.js [--quick] [--reps N]
  */
@@ -31,6 +35,10 @@ const FORMATS = [
   { id: 'arrow', label: 'Arrow', accept: ACCEPT_ARROW },
   { id: 'arrow-lz4', label: 'Arrow+LZ4', accept: ACCEPT_ARROW_LZ4 },
 ] as const;
+/** The window of fresh bodies prepared in think time (JSON, LZ4, ZSTD), each fetched as JSON after THINK_TIME_MS. */
+const THINK_TIME = { id: 'think-time', label: 'Think time (fresh bodies prepared, then JSON)', accept: 'application/json' } as const;
+/** The simulated think time between a fresh body's put and its fetch. */
+const THINK_TIME_MS = 1_500;
 
 /** Small-request latencies of one window, ms. */
 interface Latency {
@@ -75,7 +83,14 @@ await runScenario('mixed-load', 'Mixed load: small requests while full 1M-row fe
   progress('starting the s2sp server (single-use tokens of one cached body)');
   const server = await ServerChild.start(
     's2sp-server',
-    { rows: ROWS, tokens: 1, planes: [{ prefix: '', freshStore: true }] },
+    {
+      rows: ROWS,
+      tokens: 1,
+      planes: [
+        { prefix: '', freshStore: true },
+        { prefix: '/think', coldStore: true, prepare: ['lz4', 'zstd', 'json'] },
+      ],
+    },
     {
       cpuProfAll: flags.cpuProfAll,
       label: 'mixed-load',
@@ -128,8 +143,9 @@ await runScenario('mixed-load', 'Mixed load: small requests while full 1M-row fe
     data.idle = { latency: idle, loop: idleLoop };
 
     let previousWindowMs = 0;
-    for (const format of FORMATS) {
-      const tokens = await mint(MAX_BIG_FETCHES);
+    for (const format of [...FORMATS, THINK_TIME]) {
+      const thinking = format === THINK_TIME;
+      const tokens = thinking ? [] : await mint(MAX_BIG_FETCHES);
       const smallTokens = await mint(Math.ceil((idle.count / idleMs) * Math.max(windowMs, previousWindowMs) * 1.5));
       await server.gc();
       progress(`${format.label}: at least ${bigFetches} full fetches and ${windowMs} ms, small requests alongside`);
@@ -141,7 +157,12 @@ await runScenario('mixed-load', 'Mixed load: small requests while full 1M-row fe
         let bytes = 0;
         try {
           while (fetched < MAX_BIG_FETCHES && (fetched < bigFetches || performance.now() - started < windowMs)) {
-            bytes = await post(bigAgent, tokenUrl(tokens[fetched]), format.accept, '{}');
+            if (thinking) {
+              // A fresh body: its put starts the preparation, which runs through the think time.
+              const token = await server.request<string>('mint-cold', { prefix: '/think' });
+              await new Promise((resolve) => setTimeout(resolve, THINK_TIME_MS));
+              bytes = await post(bigAgent, server.url(`/think/s2sp/data/${token}`), format.accept, '{}');
+            } else bytes = await post(bigAgent, tokenUrl(tokens[fetched]), format.accept, '{}');
             fetched++;
           }
         } finally {

@@ -5,8 +5,9 @@
  * prepare the body (src/data/body-preparation.ts). For a fresh 1M x 10 body
  * fetched whole as JSON, Arrow+LZ4 and Arrow+ZSTD, side by side in one run:
  *
- * - prepared, after the gap: minted on a plane that prepares (`prepare`
- *   json, lz4, zstd), fetched `--gap` seconds later (default 3);
+ * - prepared, after the gap: minted on a plane that prepares that form (as
+ *   `prepare: 'auto'` does once a tool's fetches ask for it), fetched
+ *   `--gap` seconds later (default 3);
  * - prepared, no gap: the same plane, fetched at once (the fetch joins the
  *   preparation under way);
  * - today, no gap: minted on a plane with `prepare: 'off'`, fetched at once;
@@ -26,6 +27,7 @@ import { timedPost } from './lib/http-client.js';
 import { goal, mb, ratio, secs, spread, triple, type Goal, type Spread } from './lib/report.js';
 import { bounded, progress, runScenario } from './lib/scenario.js';
 import { ServerChild, quiesce } from './lib/server-child.js';
+import type { PreparedForm } from '../src/data/body-preparation.js';
 
 const ROWS = 1_000_000;
 
@@ -60,8 +62,8 @@ await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while
     {
       rows: ROWS,
       planes: [
-        { prefix: '/prepared', coldStore: true, prepare: ['json', 'lz4', 'zstd'] },
-        { prefix: '/today', coldStore: true, prepare: 'off' },
+        ...FORMS.map((form) => ({ prefix: `/prepared-${form.id}`, coldStore: true, prepare: [form.id as PreparedForm] })),
+        { prefix: '/today', coldStore: true, prepare: 'off' as const },
       ],
     },
     { cpuProfAll: flags.cpuProfAll, label: 'think-time' },
@@ -80,7 +82,7 @@ await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while
         await quiesce([server]);
         let url: string;
         if (target === 'prebuilt') url = server.url('/bench/prebuilt');
-        else url = await fresh(target === 'today-now' ? '/today' : '/prepared');
+        else url = await fresh(target === 'today-now' ? '/today' : `/prepared-${form.id}`);
         if (target === 'prepared-gap') await sleep(gapSeconds * 1000);
         const transfer = await timedPost(url, { body: '{}', accept: form.accept });
         if (transfer.status !== 200) throw new Error(`${form.label} ${target}: answered ${transfer.status}`);
@@ -155,7 +157,7 @@ await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while
     goals,
     notes: [
       `A fresh body per fetch: a new copy of the 1M x 10 body behind a new single-use token (nothing of it encoded before its put); ${reps} repetitions per line, interleaved, order rotating; min / **median** / max.`,
-      `The think time is simulated by waiting ${gapSeconds} s (\`--gap\`) between the put and the fetch; the preparing plane prepares JSON, LZ4 and ZSTD, and the fetch stops the two forms it does not use.`,
+      `The think time is simulated by waiting ${gapSeconds} s (\`--gap\`) between the put and the fetch; each form's bodies are minted on a plane that prepares that form, as \`prepare: 'auto'\` does once a tool's fetches ask for it (each plane has its own pool of encoder threads; only one works at a time).`,
       `"No think time, prepared / today" allows ${NO_GAP_TOLERANCE}x: the spread of a fresh 1M-row fetch between runs on this machine.`,
     ],
     data: { rows: ROWS, gapSeconds, reps, forms: summaries },

@@ -183,6 +183,7 @@ const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
   ['bad store', ['serve', '--store', 'postgres://db'], 2, /--store \(or S2SP_STORE\): option store must be "memory" or a redis:\/\/ or rediss:\/\/ URL/],
   ['bad lease timeout', ['serve', '--lease-timeout', '0'], 2, /--lease-timeout must be a positive number of seconds/],
   ['bad store timeout', ['serve', '--store-timeout', '0'], 2, /--store-timeout must be a positive number of seconds/],
+  ['bad prepare', ['serve', '--prepare', 'json,gzip'], 2, /--prepare must be auto, off or a list of json, lz4, zstd/],
 ];
 
 for (const [label, args, exitCode, message] of CLI_ERRORS) {
