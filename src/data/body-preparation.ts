@@ -95,6 +95,8 @@ interface Job {
   readonly origin: string;
   readonly forms: Map<PreparedForm, AbortController>;
   timer: NodeJS.Timeout | undefined;
+  /** A fetch of the body started: 'auto' learned its form (once per body, however many tokens share it). */
+  fetched: boolean;
 }
 
 /** Prepares minted bodies in think time; see the file comment. */
@@ -131,10 +133,13 @@ export class BodyPreparation {
   /**
    * A fetch of `body` starts, answered in `form`: `'auto'` learns it, and the
    * preparation of every other form stops (its workers are the fetch's now).
+   * Only the body's first fetch counts: its tokens are single use, and the
+   * fetches of a body many tokens share tell one thing.
    */
   fetching(body: CachedBody, form: FetchForm): void {
     const job = this.#jobs.get(body.id);
-    if (job === undefined) return;
+    if (job === undefined || job.fetched) return;
+    job.fetched = true;
     this.#learn(job.origin, form);
     for (const [prepared, controller] of job.forms) if (prepared !== form) controller.abort();
   }
@@ -158,7 +163,7 @@ export class BodyPreparation {
   #minted(body: CachedBody | undefined, expiresAt: number, origin: string): void {
     // Another token of a body already minted: its job (and preparation) covers it.
     if (body === undefined || this.#jobs.has(body.id)) return;
-    const job: Job = { body, origin, forms: new Map(), timer: undefined };
+    const job: Job = { body, origin, forms: new Map(), timer: undefined, fetched: false };
     this.#jobs.set(body.id, job);
     // The TTL ends the job: a store that cannot tell which bodies it holds (RedisStore) tells no more.
     job.timer = setTimeout(() => this.#end(body.id), Math.max(0, expiresAt - Date.now())).unref();
