@@ -3,7 +3,7 @@
  * a body after its put, the fetch sends those bytes, and every reason to
  * stop (another form, the token's end, memory pressure) stops it.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { tableFromArrays, type Table } from 'apache-arrow';
 import { MemoryStore } from '../../src/cache/memory-store.js';
@@ -30,47 +30,47 @@ function bigTable(): Table {
   return tableFromArrays({ f, i, s });
 }
 
-test('a body prepared as JSON in think time: idle workers encode it after the put, and its fetch sends those bytes, the same as an unprepared fetch', async (t) => {
-  const { pool, background, foreground } = countingPool(t);
-  const prepared = await startPlane(t, { workers: pool, prepare: ['json'] });
+/**
+ * A plane that prepares `forms` (its pool counts tasks) beside one that does
+ * not, and a big body put on the first (its token).
+ */
+async function preparedBesidePlain(t: TestContext, forms: PreparedForm[]) {
+  const counted = countingPool(t);
+  const prepared = await startPlane(t, { workers: counted.pool, prepare: forms });
   const plain = await startPlane(t, { workers: 2, prepare: 'off' });
   const table = bigTable();
   const token = (await prepared.store.put(table)).token;
+  /** The same body fetched from the plane that prepares nothing. */
+  const reference = async (request: object, headers?: Record<string, string>) => ok(await plain.post((await plain.store.put(table)).token, request, headers));
+  return { ...counted, prepared, token, reference };
+}
+
+test('a body prepared as JSON in think time: idle workers encode it after the put, and its fetch sends those bytes, the same as an unprepared fetch', async (t) => {
+  const { background, foreground, prepared, token, reference } = await preparedBesidePlain(t, ['json']);
   assert.equal(background.length, 4, 'one background task per stored batch, handed over at the put');
   await Promise.all(background);
   const before = foreground();
   const answer = ok(await prepared.post(token, {}));
   assert.equal(foreground(), before, 'the fetch encoded nothing itself');
-  const reference = ok(await plain.post((await plain.store.put(table)).token, {}));
-  assert.ok(answer.bytes.equals(reference.bytes), 'byte for byte the unprepared answer');
+  assert.ok(answer.bytes.equals((await reference({})).bytes), 'byte for byte the unprepared answer');
 });
 
 test('a body prepared as LZ4: a projection fetched in LZ4 is made of the prepared column buffers', NEEDS_LZ4, async (t) => {
   registerArrowDecoder('lz4');
-  const { pool, background, foreground } = countingPool(t);
-  const prepared = await startPlane(t, { workers: pool, prepare: ['lz4'] });
-  const plain = await startPlane(t, { workers: 2, prepare: 'off' });
-  const table = bigTable();
-  const token = (await prepared.store.put(table)).token;
+  const { background, foreground, prepared, token, reference } = await preparedBesidePlain(t, ['lz4']);
   await Promise.all(background);
   const before = foreground();
   const answer = ok(await prepared.post(token, { columns: ['s', 'f'] }, { accept: ARROW_LZ4 }));
   assert.equal(foreground(), before, 'nothing compressed during the fetch');
-  const reference = ok(await plain.post((await plain.store.put(table)).token, { columns: ['s', 'f'] }, { accept: ARROW_LZ4 }));
-  assert.ok(answer.bytes.equals(reference.bytes), 'byte for byte the unprepared answer');
+  assert.ok(answer.bytes.equals((await reference({ columns: ['s', 'f'] }, { accept: ARROW_LZ4 })).bytes), 'byte for byte the unprepared answer');
 });
 
 test('a fetch that finds its form still being prepared waits for it instead of encoding again', async (t) => {
-  const { pool, background, foreground } = countingPool(t);
-  const prepared = await startPlane(t, { workers: pool, prepare: ['json'] });
-  const plain = await startPlane(t, { workers: 2, prepare: 'off' });
-  const table = bigTable();
-  const token = (await prepared.store.put(table)).token;
+  const { background, foreground, prepared, token, reference } = await preparedBesidePlain(t, ['json']);
   const answer = ok(await prepared.post(token, {})); // at once: no think time
   assert.equal(background.length, 4);
   assert.equal(foreground(), 0, 'every batch came from the preparation');
-  const reference = ok(await plain.post((await plain.store.put(table)).token, {}));
-  assert.ok(answer.bytes.equals(reference.bytes));
+  assert.ok(answer.bytes.equals((await reference({})).bytes));
 });
 
 /**

@@ -190,13 +190,25 @@ test('close() of a pool that never ran a task resolves', async () => {
   await createEncoderPool({ threads: 2 }).close();
 });
 
-test('an aborted signal drops queued tasks and lets a running one finish (its thread is not stopped)', async (t) => {
-  const gatedWorker = new URL('../support/gated-worker.js', import.meta.url);
+/**
+ * A one-thread pool whose worker holds each task until `open()`, counting the
+ * tasks it started in `slots[1]`, and a small task for it.
+ */
+function gatedPool() {
   const slots = new Int32Array(new SharedArrayBuffer(8));
-  const pool = encoderPoolRunning({ file: gatedWorker, data: slots.buffer }, { threads: 1 });
-  t.after(() => pool.close());
+  const pool = encoderPoolRunning({ file: new URL('../support/gated-worker.js', import.meta.url), data: slots.buffer }, { threads: 1 });
   const b = body(10);
   const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns: null, chunk: { start: 0, end: 10 }, format: { kind: 'json' } };
+  const open = () => {
+    Atomics.store(slots, 0, 1);
+    Atomics.notify(slots, 0);
+  };
+  return { pool, slots, task, open };
+}
+
+test('an aborted signal drops queued tasks and lets a running one finish (its thread is not stopped)', async (t) => {
+  const { pool, slots, task, open } = gatedPool();
+  t.after(() => pool.close());
   const hangUp = new AbortController();
   const running = pool.run(task, { signal: hangUp.signal });
   const queued = [pool.run(task, { signal: hangUp.signal }), pool.run(task, { signal: hangUp.signal })];
@@ -206,8 +218,7 @@ test('an aborted signal drops queued tasks and lets a running one finish (its th
   hangUp.abort();
   for (const dropped of queued) await assert.rejects(dropped, { name: 'AbortError' });
   await assert.rejects(pool.run(task, { signal: hangUp.signal }), { name: 'AbortError' }, 'a task for a gone client is not queued');
-  Atomics.store(slots, 0, 1);
-  Atomics.notify(slots, 0);
+  open();
   assert.deepEqual(await running, mainThread(task), 'the running task finished on its thread');
   assert.deepEqual(await other, mainThread(task));
   assert.equal(Atomics.load(slots, 1), 2, 'the dropped tasks never reached the worker');
@@ -231,12 +242,8 @@ test("regression: a worker's event loop turns once its tasks are done, so native
 });
 
 test('a background task waits for an idle thread: a task handed over after it still runs first, and an abort drops it while it waits', async (t) => {
-  const gatedWorker = new URL('../support/gated-worker.js', import.meta.url);
-  const slots = new Int32Array(new SharedArrayBuffer(8));
-  const pool = encoderPoolRunning({ file: gatedWorker, data: slots.buffer }, { threads: 1 });
+  const { pool, slots, task, open } = gatedPool();
   t.after(() => pool.close());
-  const b = body(10);
-  const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns: null, chunk: { start: 0, end: 10 }, format: { kind: 'json' } };
   const running = pool.run(task);
   await untilSlot(slots, 1, (started) => started > 0, 'the first task never started');
   const stopped = new AbortController();
@@ -246,26 +253,20 @@ test('a background task waits for an idle thread: a task handed over after it st
   const fetch = pool.run(task).then(() => order.push('fetch'));
   stopped.abort();
   await assert.rejects(dropped, { name: 'AbortError' });
-  Atomics.store(slots, 0, 1);
-  Atomics.notify(slots, 0);
+  open();
   await Promise.all([running, background, fetch]);
   assert.deepEqual(order, ['fetch', 'background'], 'the idle-time task waited for the fetch handed over after it');
   assert.equal(Atomics.load(slots, 1), 3, 'the dropped task never reached the worker');
 });
 
 test('close() rejects background tasks still waiting for a thread', async () => {
-  const gatedWorker = new URL('../support/gated-worker.js', import.meta.url);
-  const slots = new Int32Array(new SharedArrayBuffer(8));
-  const pool = encoderPoolRunning({ file: gatedWorker, data: slots.buffer }, { threads: 1 });
-  const b = body(10);
-  const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns: null, chunk: { start: 0, end: 10 }, format: { kind: 'json' } };
+  const { pool, slots, task, open } = gatedPool();
   const running = pool.run(task);
   running.catch(() => {});
   await untilSlot(slots, 1, (started) => started > 0, 'the first task never started');
   const waiting = pool.run(task, { background: true });
   const closing = pool.close();
   await assert.rejects(waiting, (error) => isS2SPError(error, 'S2SP_ERR_ENCODER_POOL_CLOSED'));
-  Atomics.store(slots, 0, 1);
-  Atomics.notify(slots, 0);
+  open();
   await closing;
 });
