@@ -180,7 +180,18 @@ const CLI_ERRORS: Array<[string, string[], number, RegExp]> = [
   ['bad mode', ['demo', '--mode', 'later'], 2, /--mode must be one of/],
   ['bad abstract format', ['demo', '--abstract-format', 'csv'], 2, /--abstract-format must be one of/],
   ['missing file', ['serve', '/nonexistent/table.json'], 1, /S2SP_ERR_INPUT_UNREADABLE/],
-  ['bad store', ['serve', '--store', 'postgres://db'], 2, /--store \(or S2SP_STORE\): option store must be "memory" or a redis:\/\/ or rediss:\/\/ URL/],
+  [
+    'bad store',
+    ['serve', '--store', 'postgres://db'],
+    2,
+    /--store \(or S2SP_STORE\): option store must be "memory", or a redis:\/\/, rediss:\/\/, redis-cluster:\/\/ or rediss-cluster:\/\/ URL/,
+  ],
+  [
+    'cluster store without seeds',
+    ['serve', '--store', 'redis-cluster://app:secret@'],
+    2,
+    /--store \(or S2SP_STORE\): option store must be .*got "redis-cluster:\/\/"/,
+  ],
   ['bad lease timeout', ['serve', '--lease-timeout', '0'], 2, /--lease-timeout must be a positive number of seconds/],
   ['bad store timeout', ['serve', '--store-timeout', '0'], 2, /--store-timeout must be a positive number of seconds/],
 ];
