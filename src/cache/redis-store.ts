@@ -11,6 +11,13 @@
  * - Tokens are stored as their SHA-256: a reader of Redis learns no token.
  * - Each replica keeps local copies of bodies it put or pulled
  *   (local-body-cache.ts), so a large transfer pulls its body once.
+ * - One Redis node or a Redis/Valkey Cluster, through one code path
+ *   (redis-connection.ts): every script's keys share one slot, and the
+ *   byte budget is kept in ACCOUNT_SHARDS accounts spread over the slots, so
+ *   no single slot takes every put (README, Deploying, says how accurate the
+ *   sum is). On a cluster whose masters have replicas, a commit counts only
+ *   once a replica holds the consume, so a failover cannot bring a consumed
+ *   token back; a slot migration's TRYAGAIN is asked again until it ends.
  * - Redis unreachable: every call fails fast with
  *   `S2SP_ERR_STORE_UNAVAILABLE` (no offline queue), the client reconnects by
  *   itself, and calls succeed again once Redis is back.
