@@ -61,14 +61,20 @@ function rowsOf(salt: number, n = 50): Array<Record<string, unknown>> {
   return Array.from({ length: n }, (_, i) => ({ id: i, label: `row ${i} of ${salt}`, x: i * salt }));
 }
 
-test('bodies spread over the masters, and after the TTL every node is empty again', { skip }, async (t) => {
-  const store = await storeOn(t);
+test('bodies and the byte budget spread over the masters, and after the TTL every node is empty again', { skip }, async (t) => {
+  const store = await storeOn(t, { keyPrefix: 'spread' });
   assert.deepEqual(await keysPerNode(cluster.nodes), [0, 0, 0, 0, 0, 0], 'a fresh cluster');
   for (let i = 0; i < 24; i++) await store.put(sampleTable(100 + i), { ttlMs: 600 });
   const perMaster = await cluster.keysPerMaster();
   assert.ok(
     perMaster.every((n) => n >= 8),
     `every master holds bodies (keys per master: ${perMaster.join(', ')})`,
+  );
+  // The accounts every put updates: on every master, not under one tag on one node.
+  const accounts = await Promise.all((await cluster.masters()).map(async (m) => (await cluster.command(m, 'KEYS', '{spread:a*')).split('\n').filter(Boolean)));
+  assert.ok(
+    accounts.every((keys) => keys.length > 0),
+    `budget accounts per master: ${accounts.map((keys) => keys.length).join(', ')}`,
   );
   assert.equal((await store.stats()).bodies, 24);
   await eventually(async () => (await keysPerNode(cluster.nodes)).every((n) => n === 0), 10_000, 'every node, masters and replicas, empty');
