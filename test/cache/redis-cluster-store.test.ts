@@ -20,12 +20,13 @@ import { startCliServer } from '../support/cli-process.js';
 import { codeOf } from '../support/code-of.js';
 import { ARROW, startPlane, type Plane, type RawResponse } from '../support/data-plane-harness.js';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
+import { redisStoresOn } from '../support/redis-store-factory.js';
 import { redisSkipReason, type RedisServer } from '../support/redis-server.js';
 import { eventually, sampleTable, storeContract } from '../support/store-contract.js';
 
 const skip = redisSkipReason();
 let cluster: RedisCluster;
-let prefixes = 0;
+let pairs = 0;
 
 before(async () => {
   if (skip === undefined) cluster = await startRedisCluster({ replicasPerMaster: 1 });
@@ -35,16 +36,11 @@ after(async () => {
 });
 
 /** A store on the test cluster, under a key prefix of its own unless `keyPrefix` is given. */
-async function storeOn(t: { after(fn: () => Promise<void>): void }, options: Partial<RedisStoreOptions> = {}): Promise<RedisStore> {
-  const store = new RedisStore({ url: cluster.url, keyPrefix: `k${++prefixes}`, ...options });
-  t.after(() => store.close());
-  await store.ready();
-  return store;
-}
+const storeOn = redisStoresOn(() => cluster.url, 'k');
 
 /** Two resource-server replicas: a data plane each, with its own store on the cluster, sharing one key prefix. */
 async function twoReplicas(t: TestContext, options: Partial<RedisStoreOptions> = {}): Promise<[Plane, Plane]> {
-  const keyPrefix = `pair${++prefixes}`;
+  const keyPrefix = `pair${++pairs}`;
   const make = () => new RedisStore({ url: cluster.url, keyPrefix, leaseTimeoutMs: 2000, commandTimeoutMs: 2000, ...options });
   const [a, b] = [make(), make()];
   await Promise.all([a.ready(), b.ready()]);
@@ -64,7 +60,8 @@ function rowsOf(salt: number, n = 50): Array<Record<string, unknown>> {
 test('bodies and the byte budget spread over the masters, and after the TTL every node is empty again', { skip }, async (t) => {
   const store = await storeOn(t, { keyPrefix: 'spread' });
   assert.deepEqual(await keysPerNode(cluster.nodes), [0, 0, 0, 0, 0, 0], 'a fresh cluster');
-  for (let i = 0; i < 24; i++) await store.put(sampleTable(100 + i), { ttlMs: 600 });
+  // A TTL long enough for the puts and the counts below on a loaded machine, short enough to wait out.
+  for (let i = 0; i < 24; i++) await store.put(sampleTable(100 + i), { ttlMs: 3000 });
   const perMaster = await cluster.keysPerMaster();
   assert.ok(
     perMaster.every((n) => n >= 8),
