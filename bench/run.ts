@@ -30,6 +30,7 @@ export const SCENARIOS = [
   'mixed-load',
   'pipeline',
   'consumer-read',
+  'redis-cluster',
 ] as const;
 
 const HERE = dirname(fileURLToPath(import.meta.url));

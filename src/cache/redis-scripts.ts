@@ -11,17 +11,27 @@
  *   {P:b:B}:ts       set    hashes of the tokens pointing at the body
  *   {P:b:B}:t:H      string a live token ("1"), PX = its TTL
  *   {P:b:B}:l:H      string the lease on that token (a lease id), PX = lease timeout
- *   P:i:H            string token hash -> body id, PX = the token's TTL
- *   {P:acct}:sizes   hash   body id -> bytes, and "@used": the store-wide total
- *   {P:acct}:bodies  zset   body id -> when its last token expires (server ms)
- *   {P:acct}:tokens  zset   token hash -> when it expires (server ms)
+ *   P:i:H            string token hash -> body id, PX = the token's TTL (single-key commands only)
+ *   {P:a:S}:sizes    hash   body id -> bytes, and "@used": this account's total
+ *   {P:a:S}:bodies   zset   body id -> when its last token expires (server ms)
+ *   {P:a:S}:tokens   zset   token hash -> when it expires (server ms)
  *
  * Everything of one body shares the hash tag {P:b:B}, so a Redis Cluster keeps
  * a body on one node and the per-body scripts touch one slot. The chunk keys
- * are derived from the metadata key inside the scripts (same slot). Every key
- * carries a TTL, so once the last token of a body expires, Redis holds
- * nothing of it. The token itself is never stored: only its SHA-256.
+ * are derived from the metadata key inside the scripts (same slot). The byte
+ * budget is kept in ACCOUNT_SHARDS accounts, `S` naming one (its tag is picked
+ * so that the accounts sit on evenly spaced slots, hence on every master); a
+ * body is counted in the account its id picks, and the store's total is the
+ * sum of the accounts (redis-store.ts says when that sum is read). So every
+ * script touches the keys of one tag only: CROSSSLOT cannot happen, on a
+ * cluster or on one node alike. Every key carries a TTL, so once the last
+ * token of a body expires, Redis holds nothing of it. The token itself is
+ * never stored: only its SHA-256.
  */
+import { defineScript, type CommandParser } from '@redis/client';
+
+/** Accounts the byte budget is kept in (see the key layout). */
+export const ACCOUNT_SHARDS = 16;
 
 /** Milliseconds on the Redis server's clock (one clock for every replica). */
 const NOW = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
@@ -30,14 +40,14 @@ const NOW = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + m
 const EXTEND = `local function extend(key, ms) local left = redis.call('PTTL', key); if left >= -1 and left < ms then redis.call('PEXPIRE', key, ms) end end`;
 
 /**
- * Accounting (keys: sizes, bodies, tokens; args: bodyId, bytes, ttlMs, maxBytes, tokenHash).
+ * Accounting in one account (keys: sizes, bodies, tokens; args: bodyId, bytes, ttlMs, maxBytes, tokenHash).
  * Forgets bodies and tokens whose time passed, then reserves `bytes` for a
- * body not counted yet, or refuses. Returns {1, used, expired} when reserved now,
+ * body not counted yet, or refuses when this account alone would pass the budget. Returns {1, used, expired} when reserved now,
  * {2, used, expired} when the body was already counted, {0, used, expired} when
  * it does not fit; `expired` counts the tokens forgotten now because their time
  * passed (consumed and revoked ones left the zset already), for metrics.
  */
-export const RESERVE = `${NOW}
+const RESERVE = `${NOW}
 local ttl = tonumber(ARGV[3])
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
   local b = redis.call('HGET', KEYS[1], id)
@@ -68,7 +78,7 @@ return {state, used, expired}`;
 /**
  * Accounting, when a body's last token went early (keys: sizes, bodies; args: bodyId).
  */
-export const FORGET_BODY = `
+const FORGET_BODY = `
 local b = redis.call('HGET', KEYS[1], ARGV[1])
 if b then redis.call('HINCRBY', KEYS[1], '@used', -tonumber(b)); redis.call('HDEL', KEYS[1], ARGV[1]) end
 redis.call('ZREM', KEYS[2], ARGV[1])
@@ -76,10 +86,10 @@ if redis.call('HLEN', KEYS[1]) <= 1 and redis.call('ZCARD', KEYS[2]) == 0 then r
 return 1`;
 
 /**
- * Accounting for health (keys: sizes, bodies, tokens): forgets what expired,
- * returns {tokens, bodies, used, expired} (`expired` as in RESERVE).
+ * One account for health and for the budget's total (keys: sizes, bodies, tokens):
+ * forgets what expired, returns {tokens, bodies, used, expired} (`expired` as in RESERVE).
  */
-export const STATS = `${NOW}
+const STATS = `${NOW}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
   local b = redis.call('HGET', KEYS[1], id)
   if b then redis.call('HINCRBY', KEYS[1], '@used', -tonumber(b)); redis.call('HDEL', KEYS[1], id) end
@@ -93,7 +103,7 @@ return {redis.call('ZCARD', KEYS[3]), redis.call('ZCARD', KEYS[2]), tonumber(red
  * Every key of the body then lives at least as long as the token. Returns 0
  * when the body is not (or no longer) complete in Redis, 1 when done.
  */
-export const ADD_TOKEN = `${EXTEND}
+const ADD_TOKEN = `${EXTEND}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local ttl = tonumber(ARGV[2])
 redis.call('SET', KEYS[3], '1', 'PX', ttl)
@@ -110,20 +120,20 @@ return 1`;
  * Returns {1, bytes, chunks, rows, chunkBytes}; {0} when the token or its body is gone;
  * {-1} when another transfer holds the lease.
  */
-export const LEASE = `
+const LEASE = `
 if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[3]) == 0 then return {0} end
 if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', tonumber(ARGV[2])) then return {-1} end
 local m = redis.call('HMGET', KEYS[3], 'bytes', 'chunks', 'rows', 'chunk')
 return {1, tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4])}`;
 
 /** Extends a lease still held (keys: token, lease; args: leaseId, leaseMs). Returns 1, or 0 when lost. */
-export const RENEW = `
+const RENEW = `
 if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]))
 return 1`;
 
 /** Ends a lease without consuming the token (keys: lease; args: leaseId). */
-export const RELEASE = `
+const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1`;
 
@@ -137,7 +147,7 @@ return 1`;
  * TTL passed under this very lease (nobody else could have taken it; a
  * revoke drops the lease too), as MemoryStore lets such a transfer finish.
  */
-export const CONSUME = `
+const CONSUME = `
 local holder = redis.call('GET', KEYS[2])
 if ARGV[3] == '0' and holder and holder ~= ARGV[1] then return {-1, 0} end
 local existed = redis.call('DEL', KEYS[1])
@@ -154,3 +164,40 @@ local chunks = tonumber(redis.call('HGET', KEYS[4], 'chunks') or '0')
 for i = 0, chunks - 1 do redis.call('DEL', base .. 'c:' .. i) end
 redis.call('DEL', KEYS[4], KEYS[3])
 return {existed, 1}`;
+
+/**
+ * A script as @redis/client declares it: called with its keys and its
+ * arguments, sent as EVALSHA (EVAL once when the server answers NOSCRIPT),
+ * routed on a cluster by the slot of its first key (every key of a script
+ * shares that slot).
+ */
+function storeScript(source: string) {
+  return defineScript({
+    SCRIPT: source,
+    parseCommand(parser: CommandParser, keys: readonly string[], args: ReadonlyArray<string | number>) {
+      parser.pushKeysLength([...keys]);
+      parser.push(...args.map(String));
+    },
+    transformReply: (reply: unknown) => reply,
+  });
+}
+
+/**
+ * Every script of RedisStore, declared once, for the single-node client and
+ * the cluster client alike (both take them as their `scripts` option). The
+ * names are the methods they become on a client, prefixed so that none
+ * shadows a Redis command.
+ */
+export const STORE_SCRIPTS = {
+  s2spReserve: storeScript(RESERVE),
+  s2spForgetBody: storeScript(FORGET_BODY),
+  s2spStats: storeScript(STATS),
+  s2spAddToken: storeScript(ADD_TOKEN),
+  s2spLease: storeScript(LEASE),
+  s2spRenew: storeScript(RENEW),
+  s2spRelease: storeScript(RELEASE),
+  s2spConsume: storeScript(CONSUME),
+};
+
+/** The name of one of RedisStore's scripts. */
+export type StoreScriptName = keyof typeof STORE_SCRIPTS;

@@ -11,6 +11,13 @@
  * - Tokens are stored as their SHA-256: a reader of Redis learns no token.
  * - Each replica keeps local copies of bodies it put or pulled
  *   (local-body-cache.ts), so a large transfer pulls its body once.
+ * - One Redis node or a Redis/Valkey Cluster, through one code path
+ *   (redis-connection.ts): every script's keys share one slot, and the
+ *   byte budget is kept in ACCOUNT_SHARDS accounts spread over the slots, so
+ *   no single slot takes every put (README, Deploying, says how accurate the
+ *   sum is). On a cluster whose masters have replicas, a commit counts only
+ *   once a replica holds the consume, so a failover cannot bring a consumed
+ *   token back; a slot migration's TRYAGAIN is asked again until it ends.
  * - Redis unreachable: every call fails fast with
  *   `S2SP_ERR_STORE_UNAVAILABLE` (no offline queue), the client reconnects by
  *   itself, and calls succeed again once Redis is back.
@@ -22,11 +29,11 @@
  *   fresh one becomes ready when Redis answers again.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Table } from 'apache-arrow';
-import { createClient, RESP_TYPES, type RedisClientType } from '@redis/client';
 import { S2SPError, isS2SPError } from '../errors.js';
 import { Listeners, type Listener, type ProgressEvent, type Unsubscribe } from '../observe.js';
-import { invalidOption, optionsObject, positiveOption } from '../option-checks.js';
+import { optionsObject, positiveOption } from '../option-checks.js';
 import {
   DEFAULT_LEASE_TIMEOUT_MS,
   type BodyLease,
@@ -40,7 +47,9 @@ import {
 import type { FullGc } from './gc-nudge.js';
 import { LocalBodyCache, type PinnedBody } from './local-body-cache.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_TTL_MS } from './memory-store.js';
-import { ADD_TOKEN, CONSUME, FORGET_BODY, LEASE, RELEASE, RENEW, RESERVE, STATS } from './redis-scripts.js';
+import { connectRedis, redisTargetOf, type RedisConnection, type Reply } from './redis-connection.js';
+import { ACCOUNT_SHARDS, type StoreScriptName } from './redis-scripts.js';
+import { CLUSTER_SLOTS, slotOf } from './redis-slot.js';
 import { SharedMemoryPool } from './shared-memory-pool.js';
 import { ipcPlanOf, writeIpcPlan, type IpcPlan } from '../ipc/shared-body.js';
 import { mintToken } from '../protocol/token.js';
@@ -63,10 +72,23 @@ export const DEFAULT_LOCAL_MAX_BYTES = 512 * 1024 * 1024;
 export const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
 /** Chunk reads in flight while a body is pulled: bounds the transient copies. */
 const PULL_WINDOW = 8;
+/**
+ * How long this replica trusts its last reading of the budget's accounts when
+ * a put stays under half the budget (README, Deploying, says why that is
+ * accurate enough); nearer the budget every new body reads them all.
+ */
+const ACCOUNTS_MAX_AGE_MS = 250;
+/** Pause before a command answered TRYAGAIN (a slot migration under way) is sent again. */
+const TRY_AGAIN_MS = 20;
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
-  /** `redis://[user:pass@]host:port[/db]`, or `rediss://` for TLS. */
+  /**
+   * `redis://[user:pass@]host:port[/db]` (`rediss://` for TLS) for one Redis or
+   * Valkey node, or `redis-cluster://[user:pass@]host:port[,host:port...]`
+   * (`rediss-cluster://` for TLS) for a Redis or Valkey Cluster: the nodes
+   * named are seeds, the others are found from them.
+   */
   url: string;
   /** Time to live of each token in milliseconds (default 600,000). */
   ttlMs?: number;
@@ -97,10 +119,6 @@ interface KnownBody {
   readonly totalRows: number;
 }
 
-type Reply = number | string | Buffer | null | Reply[];
-
-const BUFFERS = { [RESP_TYPES.BLOB_STRING]: Buffer };
-
 /** A BodyStore shared through Redis/Valkey; see the module comment. */
 export class RedisStore implements BodyStore {
   readonly ttlMs: number;
@@ -108,20 +126,24 @@ export class RedisStore implements BodyStore {
   readonly leaseTimeoutMs: number;
   readonly chunkBytes: number;
   /** Replaced (never reused) when a command misses its deadline: see {@link RedisStore.#reconnect}. */
-  #client: RedisClientType;
+  #client: RedisConnection;
   readonly #url: string;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #pool: SharedMemoryPool;
   readonly #local: LocalBodyCache;
   readonly #known = new WeakMap<Table, KnownBody>();
-  readonly #shas = new Map<string, string>();
+  /** The hash tag of each account the budget is kept in. */
+  readonly #accounts: readonly string[];
+  /** This replica's last reading of each account's bytes, and when it was made. */
+  readonly #accountBytes: number[] = Array.from({ length: ACCOUNT_SHARDS }, () => 0);
+  #accountsReadAt = -Infinity;
   readonly #observers = new Listeners<StoreEvent>();
   #closed = false;
 
   constructor(options: RedisStoreOptions) {
     options = optionsObject(options);
-    redisUrlOption(options.url);
+    redisTargetOf(options.url);
     this.ttlMs = positiveOption(options.ttlMs, 'ttlMs') ?? DEFAULT_TTL_MS;
     this.maxBytes = positiveOption(options.maxBytes, 'maxBytes') ?? DEFAULT_MAX_BYTES;
     this.leaseTimeoutMs = positiveOption(options.leaseTimeoutMs, 'leaseTimeoutMs') ?? DEFAULT_LEASE_TIMEOUT_MS;
@@ -132,21 +154,16 @@ export class RedisStore implements BodyStore {
     this.#pool = new SharedMemoryPool({ maxIdleBytes: Math.min(256 * 1024 * 1024, localMaxBytes / 4), fullGc: options.fullGc });
     this.#local = new LocalBodyCache(localMaxBytes, this.#pool);
     this.#url = options.url;
+    this.#accounts = accountTagsOf(this.#prefix);
     this.#client = this.#connect();
   }
 
-  /** A client connecting in the background, retrying until Redis is up: a replica starts while Redis is down, and works once it is up. */
-  #connect(): RedisClientType {
-    const client = createClient({
-      url: this.#url,
-      // Fail fast while disconnected: a queued command would hang a tool call or a fetch until Redis returns.
-      disableOfflineQueue: true,
-      socket: { connectTimeout: this.#timeoutMs, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1000) },
-    }) as RedisClientType;
-    // Without a listener, an 'error' event would take the process down.
-    client.on('error', (error: Error) => this.#observers.emit({ type: 'connection-error', error }));
-    client.connect().catch(() => {});
-    return client;
+  /** A connection made in the background, retrying until Redis is up: a replica starts while Redis is down, and works once it is up. */
+  #connect(): RedisConnection {
+    return connectRedis(this.#url, {
+      connectTimeoutMs: this.#timeoutMs,
+      onError: (error) => this.#observers.emit({ type: 'connection-error', error }),
+    });
   }
 
   /**
@@ -157,7 +174,7 @@ export class RedisStore implements BodyStore {
    * not ready until Redis answers its handshake, and meanwhile calls fail fast
    * (no offline queue).
    */
-  #reconnect(client: RedisClientType): void {
+  #reconnect(client: RedisConnection): void {
     if (this.#closed || this.#client !== client) return;
     this.#client = this.#connect();
     client.destroy();
@@ -192,20 +209,38 @@ export class RedisStore implements BodyStore {
     const hash = tokenHashOf(token);
     let reservedNow = false;
     try {
-      const [state, used, expired] = (await this.#run(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash])) as number[];
+      const account = this.#accountOf(known.id);
+      const [state, used, expired] = (await this.#run('s2spReserve', this.#acctKeys(account), [
+        known.id,
+        known.byteLength,
+        ttlMs,
+        this.maxBytes,
+        hash,
+      ])) as number[];
       this.#expired(expired);
-      if (state === 0) throw this.#full(known.byteLength, used);
+      this.#accountBytes[account] = used;
+      if (state === 0) throw this.#full(known.byteLength, used + this.#othersBytes(account));
       reservedNow = state === 1;
+      if (reservedNow) {
+        const total = await this.#totalBytes(used + this.#othersBytes(account));
+        if (total > this.maxBytes) {
+          // Uncounted before the refusal is answered: nothing of the body was written yet.
+          reservedNow = false;
+          await this.#run('s2spForgetBody', [this.#acctKey(account, 'sizes'), this.#acctKey(account, 'bodies')], [known.id]);
+          this.#accountBytes[account] -= known.byteLength;
+          throw this.#full(known.byteLength, total - known.byteLength);
+        }
+      }
       if (!(await this.#addToken(known.id, hash, ttlMs))) {
         await this.#writeBody(known, () => plan ?? ipcPlanOf(bodyTable), ttlMs, options.observe);
         if (!(await this.#addToken(known.id, hash, ttlMs))) throw new S2SPError('S2SP_ERR_STORE_UNAVAILABLE');
         // Counted already, yet missing: its last token may have gone on another replica meanwhile,
         // which uncounted it. Count it again (a no-op when it still is).
-        if (state === 2) await this.#run(RESERVE, this.#acctKeys(), [known.id, known.byteLength, ttlMs, this.maxBytes, hash]);
+        if (state === 2) await this.#run('s2spReserve', this.#acctKeys(account), [known.id, known.byteLength, ttlMs, this.maxBytes, hash]);
       } else options.observe?.({ type: 'progress', bytes: known.byteLength, totalBytes: known.byteLength });
       await this.#send(['SET', this.#indexKey(hash), known.id, 'PX', String(ttlMs)]);
     } catch (error) {
-      this.#send(['ZREM', this.#acctKey('tokens'), hash]).catch(() => {});
+      this.#send(['ZREM', this.#acctKey(this.#accountOf(known.id), 'tokens'), hash]).catch(() => {});
       // A body this put counted but could not write whole (Redis refused memory halfway): its
       // chunks would hold memory and budget until their TTL. Best effort: Redis may be gone.
       if (reservedNow) this.#abandon(known).catch(() => {});
@@ -237,16 +272,16 @@ export class RedisStore implements BodyStore {
     if (id === undefined) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     const leaseId = randomUUID();
     const keys = this.#tokenKeys(id, hash);
-    const taken = (await this.#run(LEASE, [keys.token, keys.lease, keys.meta], [leaseId, this.leaseTimeoutMs])) as number[];
+    const taken = (await this.#run('s2spLease', [keys.token, keys.lease, keys.meta], [leaseId, this.leaseTimeoutMs])) as number[];
     if (taken[0] === 0) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     if (taken[0] === -1) throw new S2SPError('S2SP_ERR_TOKEN_IN_FLIGHT');
     const [, byteLength, chunks, totalRows, chunkBytes] = taken;
-    const renew = async () => ((await this.#run(RENEW, [keys.token, keys.lease], [leaseId, this.leaseTimeoutMs])) as number) === 1;
+    const renew = async () => ((await this.#run('s2spRenew', [keys.token, keys.lease], [leaseId, this.leaseTimeoutMs])) as number) === 1;
     let pinned: PinnedBody;
     try {
       pinned = this.#local.pin(id) ?? (await this.#pull(id, { byteLength, chunks, totalRows, chunkBytes }, renew));
     } catch (error) {
-      this.#run(RELEASE, [keys.lease], [leaseId]).catch(() => {});
+      this.#run('s2spRelease', [keys.lease], [leaseId]).catch(() => {});
       throw storeError(error);
     }
     this.#observers.emit({ type: 'leased' });
@@ -269,7 +304,7 @@ export class RedisStore implements BodyStore {
       return consumed;
     };
     const release = async () => {
-      if (settle()) await this.#run(RELEASE, [keys.lease], [leaseId]);
+      if (settle()) await this.#run('s2spRelease', [keys.lease], [leaseId]);
     };
     return {
       body: pinned.body,
@@ -309,9 +344,44 @@ export class RedisStore implements BodyStore {
   }
 
   async #stats(): Promise<StoreStats> {
-    const [entries, bodies, bytes, expired] = (await this.#run(STATS, this.#acctKeys(), [])) as number[];
-    this.#expired(expired);
+    const { entries, bodies, bytes } = await this.#readAccounts();
     return { entries, bytes, maxBytes: this.maxBytes, bodies, localBytes: this.#local.bytes, idleBytes: this.#pool.stats().bytes };
+  }
+
+  /**
+   * Reads every account of the budget (each forgets what expired first) and
+   * keeps the reading for {@link RedisStore.#othersBytes}.
+   */
+  async #readAccounts(): Promise<{ entries: number; bodies: number; bytes: number }> {
+    const readAt = Date.now();
+    const replies = (await Promise.all(this.#accounts.map((_, account) => this.#run('s2spStats', this.#acctKeys(account), [])))) as number[][];
+    const sum = { entries: 0, bodies: 0, bytes: 0 };
+    replies.forEach(([entries, bodies, bytes, expired], account) => {
+      this.#expired(expired);
+      this.#accountBytes[account] = bytes;
+      sum.entries += entries;
+      sum.bodies += bodies;
+      sum.bytes += bytes;
+    });
+    this.#accountsReadAt = readAt;
+    return sum;
+  }
+
+  /** Bytes of the accounts other than `account`, as last read. */
+  #othersBytes(account: number): number {
+    return this.#accountBytes.reduce((sum, bytes, i) => (i === account ? sum : sum + bytes), 0);
+  }
+
+  /**
+   * The budget's total after a body was counted in its account: `estimate`
+   * (that account now, the others as last read) when the reading is fresh
+   * and the estimate under half the budget, else every account read now.
+   * Read after the count, the total includes every body counted before:
+   * of two puts that together pass the budget, the later reader refuses.
+   */
+  async #totalBytes(estimate: number): Promise<number> {
+    if (estimate <= this.maxBytes / 2 && Date.now() - this.#accountsReadAt <= ACCOUNTS_MAX_AGE_MS) return estimate;
+    return (await this.#readAccounts()).bytes;
   }
 
   observe(listener: Listener<StoreEvent>): Unsubscribe {
@@ -351,13 +421,17 @@ export class RedisStore implements BodyStore {
    */
   async #consume(id: string, hash: string, leaseId: string, force: boolean, tidy = (tidying: Promise<unknown>) => tidying): Promise<boolean> {
     const keys = this.#tokenKeys(id, hash);
-    const [existed, freed] = (await this.#run(CONSUME, [keys.token, keys.lease, keys.set, keys.meta], [leaseId, hash, force ? '1' : '0'])) as number[];
+    const [existed, freed] = (await this.#run('s2spConsume', [keys.token, keys.lease, keys.set, keys.meta], [leaseId, hash, force ? '1' : '0'])) as number[];
     if (existed === -1) return false;
+    // A commit is this token's one complete transfer only once a failover cannot bring the token
+    // back: a replica holds the consume (SPEC 5: unrecorded, the transfer is cut).
+    if (!force && existed === 1 && !(await this.#replicated(keys.token))) throw new S2SPError('S2SP_ERR_STORE_UNAVAILABLE');
+    const account = this.#accountOf(id);
     await tidy(
       Promise.all([
         this.#send(['DEL', this.#indexKey(hash)]),
-        this.#send(['ZREM', this.#acctKey('tokens'), hash]),
-        freed === 1 ? this.#run(FORGET_BODY, [this.#acctKey('sizes'), this.#acctKey('bodies')], [id]) : undefined,
+        this.#send(['ZREM', this.#acctKey(account, 'tokens'), hash]),
+        freed === 1 ? this.#run('s2spForgetBody', [this.#acctKey(account, 'sizes'), this.#acctKey(account, 'bodies')], [id]) : undefined,
       ]),
     );
     return existed === 1;
@@ -370,13 +444,14 @@ export class RedisStore implements BodyStore {
     const chunks = Math.ceil(known.byteLength / this.chunkBytes);
     const keys = [`${base}m`, ...Array.from({ length: chunks }, (_, i) => `${base}c:${i}`)];
     await this.#send(['DEL', ...keys]);
-    await this.#run(FORGET_BODY, [this.#acctKey('sizes'), this.#acctKey('bodies')], [known.id]);
+    const account = this.#accountOf(known.id);
+    await this.#run('s2spForgetBody', [this.#acctKey(account, 'sizes'), this.#acctKey(account, 'bodies')], [known.id]);
   }
 
   /** Adds a token to the body `id` in Redis; false when the body is not there (complete). */
   async #addToken(id: string, hash: string, ttlMs: number): Promise<boolean> {
     const keys = this.#tokenKeys(id, hash);
-    return ((await this.#run(ADD_TOKEN, [keys.meta, keys.set, keys.token], [hash, ttlMs])) as number) === 1;
+    return ((await this.#run('s2spAddToken', [keys.meta, keys.set, keys.token], [hash, ttlMs])) as number) === 1;
   }
 
   /**
@@ -465,11 +540,29 @@ export class RedisStore implements BodyStore {
   }
 
   /**
-   * One command, answered within the store's deadline; any failure becomes an
+   * One command, answered within the store's deadline, sent to the node that
+   * serves its key (every command the store sends names its key first).
+   */
+  #send(args: Array<string | Buffer>, buffers = false): Promise<Reply> {
+    return this.#withDeadline((client) => client.send(String(args[1]), args, buffers));
+  }
+
+  /** One of the store's scripts (declared once, in redis-scripts.ts), within the store's deadline. */
+  #run(script: StoreScriptName, keys: string[], args: Array<string | number>): Promise<Reply> {
+    return this.#withDeadline((client) => client.run(script, keys, args));
+  }
+
+  /** Whether what was written for `key` so far would survive a failover (a replica holds it). */
+  #replicated(key: string): Promise<boolean> {
+    return this.#withDeadline((client) => client.replicated(key, this.#timeoutMs / 2));
+  }
+
+  /**
+   * `call`'s answer within the store's deadline; any failure becomes an
    * S2SPError with a code. The client's own `timeout` ends only a command not
    * yet written; this deadline also ends one waiting for its reply.
    */
-  async #send(args: Array<string | Buffer>, buffers = false): Promise<Reply> {
+  async #withDeadline<T>(call: (client: RedisConnection) => Promise<T>): Promise<T> {
     if (this.#closed) throw new S2SPError('S2SP_ERR_CACHE_CLOSED');
     const client = this.#client;
     let timer: NodeJS.Timeout | undefined;
@@ -480,28 +573,20 @@ export class RedisStore implements BodyStore {
       }, this.#timeoutMs);
     });
     try {
-      const reply = client.sendCommand(args, buffers ? { typeMapping: BUFFERS } : undefined);
-      return (await Promise.race([reply as Promise<unknown>, deadline])) as Reply;
+      for (;;) {
+        try {
+          return await Promise.race([call(client), deadline]);
+        } catch (error) {
+          // A multi-key script on a slot being migrated, its keys split between two nodes: asked
+          // again until the migration ends (or the deadline does).
+          if (!isTryAgain(error)) throw error;
+          await Promise.race([sleep(TRY_AGAIN_MS), deadline]);
+        }
+      }
     } catch (error) {
       throw storeError(error);
     } finally {
       clearTimeout(timer);
-    }
-  }
-
-  /** Runs a script by its SHA-1, loading it when Redis does not know it (first use, or after a restart). */
-  async #run(script: string, keys: string[], args: Array<string | number>): Promise<Reply> {
-    let sha = this.#shas.get(script);
-    if (sha === undefined) {
-      sha = createHash('sha1').update(script).digest('hex');
-      this.#shas.set(script, sha);
-    }
-    const rest = [String(keys.length), ...keys, ...args.map(String)];
-    try {
-      return await this.#send(['EVALSHA', sha, ...rest]);
-    } catch (error) {
-      if (!String((error as { cause?: { message?: string } }).cause?.message ?? '').startsWith('NOSCRIPT')) throw error;
-      return this.#send(['EVAL', script, ...rest]);
     }
   }
 
@@ -527,13 +612,36 @@ export class RedisStore implements BodyStore {
     return `${this.#prefix}:i:${hash}`;
   }
 
-  #acctKey(name: 'sizes' | 'bodies' | 'tokens'): string {
-    return `{${this.#prefix}:acct}:${name}`;
+  /** The account a body is counted in: picked by its id, the same on every replica. */
+  #accountOf(id: string): number {
+    return Buffer.from(id.slice(0, 4), 'base64url')[0] % ACCOUNT_SHARDS;
   }
 
-  #acctKeys(): string[] {
-    return [this.#acctKey('sizes'), this.#acctKey('bodies'), this.#acctKey('tokens')];
+  #acctKey(account: number, name: 'sizes' | 'bodies' | 'tokens'): string {
+    return `{${this.#accounts[account]}}:${name}`;
   }
+
+  #acctKeys(account: number): string[] {
+    return [this.#acctKey(account, 'sizes'), this.#acctKey(account, 'bodies'), this.#acctKey(account, 'tokens')];
+  }
+}
+
+/**
+ * The hash tags of the budget's accounts for key prefix `prefix`: account
+ * `i` gets `prefix:a:i` with the first suffix (`.n`) whose slot lies in the
+ * i-th of ACCOUNT_SHARDS equal slot ranges. A cluster gives each master
+ * consecutive slot ranges, so the accounts spread over every master instead
+ * of landing where their names happen to hash.
+ */
+function accountTagsOf(prefix: string): string[] {
+  const width = CLUSTER_SLOTS / ACCOUNT_SHARDS;
+  return Array.from({ length: ACCOUNT_SHARDS }, (_, account) => {
+    // Each try lands in the range with probability 1/ACCOUNT_SHARDS: a few dozen tries, once per store.
+    for (let n = 0; ; n++) {
+      const tag = `${prefix}:a:${account}.${n}`;
+      if (Math.floor(slotOf(`{${tag}}`) / width) === account) return tag;
+    }
+  });
 }
 
 /** The body id: SHA-256 of its IPC stream, hashed from the planned parts (no buffer of the body's size). */
@@ -554,19 +662,13 @@ function storeError(error: unknown): S2SPError {
   return new S2SPError('S2SP_ERR_STORE_UNAVAILABLE', { cause: error });
 }
 
+/** A cluster node's `TRYAGAIN`: the keys of a command are split by a slot migration under way. */
+function isTryAgain(error: unknown): boolean {
+  return String((error as { message?: unknown } | null)?.message ?? '').startsWith('TRYAGAIN');
+}
+
 /** Redis refused a write for memory (maxmemory, policy noeviction): `OOM command not allowed...`, maybe as a cause. */
 function isOutOfMemory(error: unknown): boolean {
   const messageOf = (e: unknown) => String((e as { message?: unknown } | null)?.message ?? '');
   return messageOf(error).startsWith('OOM') || messageOf((error as { cause?: unknown } | null)?.cause).startsWith('OOM');
-}
-
-/** A redis:// or rediss:// URL. @throws S2SPError `S2SP_ERR_OPTION_INVALID` */
-function redisUrlOption(value: unknown): void {
-  let url: URL | undefined;
-  try {
-    url = typeof value === 'string' ? new URL(value) : undefined;
-  } catch {
-    url = undefined;
-  }
-  if (url?.protocol !== 'redis:' && url?.protocol !== 'rediss:') throw invalidOption('url', 'a redis:// or rediss:// URL', value);
 }

@@ -1,11 +1,14 @@
 /**
  * A store from a one-string spec, as the CLI's `--store` and `S2SP_STORE`
  * give it: `memory` (the default), or a Redis/Valkey URL,
- * `redis://[user:pass@]host:port[/db]` or `rediss://...` for TLS.
+ * `redis://[user:pass@]host:port[/db]` or `rediss://...` for TLS, or a
+ * Redis/Valkey Cluster's, `redis-cluster://[user:pass@]host:port[,host:port...]`
+ * or `rediss-cluster://...` for TLS.
  */
 import { invalidOption, optionsObject } from '../option-checks.js';
 import type { BodyStore } from './body-store.js';
 import { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+import { redactedUrl, redisTargetOf } from './redis-connection.js';
 import { RedisStore, type RedisStoreOptions } from './redis-store.js';
 
 /** Settings every store kind takes, as the stores name them; `commandTimeoutMs` is RedisStore's alone (memory has none). */
@@ -17,8 +20,14 @@ type StoreKind = 'memory' | 'redis';
 /** Which kind of store `spec` names. @throws S2SPError `S2SP_ERR_OPTION_INVALID` for anything else */
 export function storeKindOf(spec: string): StoreKind {
   if (spec === 'memory') return 'memory';
-  if (typeof spec === 'string' && /^rediss?:\/\//i.test(spec)) return 'redis';
-  throw invalidOption('store', '"memory" or a redis:// or rediss:// URL', spec);
+  const expected = '"memory", or a redis://, rediss://, redis-cluster:// or rediss-cluster:// URL';
+  if (typeof spec !== 'string') throw invalidOption('store', expected, spec);
+  try {
+    redisTargetOf(spec);
+  } catch {
+    throw invalidOption('store', expected, redactedUrl(spec));
+  }
+  return 'redis';
 }
 
 /** Creates the store `spec` names. @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an unknown spec or bad settings */
@@ -31,6 +40,5 @@ export function storeFromSpec(spec: string, settings: StoreSettings = {}): BodyS
 /** `spec` fit for a log line: a Redis URL without its user and password. */
 export function describeStoreSpec(spec: string): string {
   if (storeKindOf(spec) === 'memory') return 'memory';
-  const url = new URL(spec);
-  return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+  return redactedUrl(spec).replace(/\/$/, '');
 }

@@ -18,13 +18,15 @@ import { DEFAULT_HTTP_PORT } from './transport-flags.js';
 const USAGE = `Usage:
   s2sp serve [FILE] [--transport stdio|http] [--host H] [--port P] [--data-port P]
                     [--public-url URL] [--ttl SECONDS] [--tool NAME] [--abstract-limit N]
-                    [--store memory|redis://[user:pass@]host:port[/db]|rediss://...]
+                    [--store memory|redis://[user:pass@]host:port[/db]|rediss://...
+                             |redis-cluster://[user:pass@]host:port[,host:port...]|rediss-cluster://...]
                     [--lease-timeout SECONDS] [--store-timeout SECONDS] [--prepare auto|off|FORM,...]
                     [--no-metrics] [HTTP OPTIONS]
       Serve a table (JSON array, GeoJSON FeatureCollection, CSV, Arrow IPC) as the
       resource tool read_table. Default FILE: the bundled USGS earthquakes feed.
       --store (or S2SP_STORE): where bodies are cached; with Redis, every replica
-      sharing it serves every token. Default: memory (this process only).
+      sharing it serves every token; a cluster URL names some of its nodes (seeds).
+      Default: memory (this process only).
       --store-timeout: the deadline of each Redis command (default 5); past it a
       tool call or fetch fails with S2SP_ERR_STORE_UNAVAILABLE.
       --prepare: what idle workers encode after each put, while the LLM reads the

@@ -19,7 +19,7 @@ export interface ServeFlags extends TransportFlags {
   file?: string;
   tool: string;
   ttlSeconds?: number;
-  /** `memory` (default) or a redis:// / rediss:// URL: where bodies are cached. */
+  /** `memory` (default), a redis:// / rediss:// URL, or a redis-cluster:// / rediss-cluster:// one: where bodies are cached. */
   store?: string;
   /** Seconds a transfer's lease lasts without renewal (default 30). */
   leaseTimeoutSeconds?: number;

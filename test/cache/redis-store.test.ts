@@ -7,17 +7,17 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient } from '@redis/client';
-import { RedisStore, tokenHashOf, type RedisStoreOptions } from '../../src/cache/redis-store.js';
+import { RedisStore, tokenHashOf } from '../../src/cache/redis-store.js';
 import { rowsFromTable } from '../../src/table/rows-from-table.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { codeOf } from '../support/code-of.js';
+import { redisStoresOn } from '../support/redis-store-factory.js';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { stallingRedis, takeRedisDown } from '../support/redis-outage.js';
 import { bodyBytesOf, eventually, sampleTable, storeContract } from '../support/store-contract.js';
 
 const skip = redisSkipReason();
 let redis: RedisServer;
-let prefixes = 0;
 
 before(async () => {
   if (skip === undefined) redis = await startRedisServer();
@@ -27,12 +27,7 @@ after(async () => {
 });
 
 /** A store on the shared test Redis, under a key prefix of its own unless `keyPrefix` is given. */
-async function storeOn(t: { after(fn: () => Promise<void>): void }, options: Partial<RedisStoreOptions> = {}): Promise<RedisStore> {
-  const store = new RedisStore({ url: redis.url, keyPrefix: `t${++prefixes}`, ...options });
-  t.after(() => store.close());
-  await store.ready();
-  return store;
-}
+const storeOn = redisStoresOn(() => redis.url, 't');
 
 /** A plain client for looking at what the store left in Redis. */
 async function inspector(t: { after(fn: () => Promise<void>): void }) {

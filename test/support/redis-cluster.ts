@@ -28,8 +28,9 @@ export interface RedisCluster {
   /** The number of keys each master holds now (DBSIZE), in masters() order. */
   keysPerMaster(): Promise<number[]>;
   /**
-   * Ends `master`'s process and resolves once one of its replicas serves its
-   * slots and every live node says the cluster is ok. Needs replicas.
+   * Ends `master`'s process (unless it has ended already) and resolves once
+   * one of its replicas serves its slots and every live node says the
+   * cluster is ok. Needs replicas.
    */
   failOver(master: RedisServer): Promise<void>;
   /** Resolves once every live node reports `cluster_state:ok`. */
@@ -107,9 +108,10 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     },
     async failOver(master) {
       if (replicas === 0) throw new Error('failOver needs a cluster with replicas');
+      // Counted out first: a test that loses writes on purpose ends the master itself, then calls this.
+      down.add(master);
       const before = new Set(await cluster.masters());
       await master.down();
-      down.add(master);
       await until('a replica promoted', async () => (await cluster.masters()).some((node) => !before.has(node)), 10 * nodeTimeoutMs + 10_000);
       await settled();
     },
