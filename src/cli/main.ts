@@ -44,6 +44,10 @@ HTTP OPTIONS (README, "Security"):
   --mcp-allowed-host NAME...    Host names /mcp accepts besides loopback (DNS rebinding)
   --mcp-allowed-origin URL...   Origins /mcp accepts besides loopback
   --mcp-body-limit BYTES        Largest /mcp request (default 67108864, 64 MiB)
+  --auth-issuer URL             /mcp accepts only OAuth access tokens from this issuer
+                                (README, "Security > Authorization"; --transport http)
+  --auth-audience URI           The resource tokens must name (default: the public /mcp URL)
+  --auth-scope SCOPE...         Scopes a token needs for tools/call
   --request-timeout-ms MS       Whole request must arrive within (default 60000)
   --headers-timeout-ms MS       Headers must arrive within (default 15000)
   --keep-alive-timeout-ms MS    Idle keep-alive connections close after (default 5000)
@@ -58,6 +62,9 @@ const TRANSPORT_OPTIONS = {
   'mcp-allowed-host': { type: 'string', multiple: true, default: [] },
   'mcp-allowed-origin': { type: 'string', multiple: true, default: [] },
   'mcp-body-limit': { type: 'string' },
+  'auth-issuer': { type: 'string' },
+  'auth-audience': { type: 'string' },
+  'auth-scope': { type: 'string', multiple: true, default: [] },
   'request-timeout-ms': { type: 'string' },
   'headers-timeout-ms': { type: 'string' },
   'keep-alive-timeout-ms': { type: 'string' },
@@ -116,6 +123,7 @@ function transportFlags(values: Record<string, string | boolean | string[] | und
     mcpAllowedHosts: values['mcp-allowed-host'] as string[],
     mcpAllowedOrigins: values['mcp-allowed-origin'] as string[],
     mcpBodyLimit: integer(values['mcp-body-limit'] as string | undefined, 'mcp-body-limit', 1),
+    auth: authFlags(values, transport),
     timeouts: {
       requestMs: integer(values['request-timeout-ms'] as string | undefined, 'request-timeout-ms'),
       headersMs: integer(values['headers-timeout-ms'] as string | undefined, 'headers-timeout-ms'),
@@ -124,6 +132,23 @@ function transportFlags(values: Record<string, string | boolean | string[] | und
     },
     metrics: values['no-metrics'] !== true,
   };
+}
+
+/** `--auth-*`: OAuth on /mcp, or undefined without `--auth-issuer`. */
+function authFlags(values: Record<string, string | boolean | string[] | undefined>, transport: 'stdio' | 'http') {
+  const issuer = values['auth-issuer'] as string | undefined;
+  const audience = values['auth-audience'] as string | undefined;
+  const scopes = values['auth-scope'] as string[];
+  if (issuer === undefined) {
+    if (audience !== undefined || scopes.length > 0) throw new UsageError('--auth-audience and --auth-scope need --auth-issuer');
+    return undefined;
+  }
+  if (transport !== 'http') throw new UsageError('--auth-issuer guards /mcp, which only --transport http serves');
+  if (!URL.canParse(issuer) || !/^https?:$/.test(new URL(issuer).protocol)) {
+    throw new UsageError(`--auth-issuer must be an http(s) URL, got ${JSON.stringify(issuer)}`);
+  }
+  if (audience !== undefined && !URL.canParse(audience)) throw new UsageError(`--auth-audience must be an absolute URI, got ${JSON.stringify(audience)}`);
+  return { issuer, ...(audience === undefined ? {} : { audience }), scopes };
 }
 
 async function main(argv: string[]): Promise<void> {
