@@ -12,6 +12,7 @@ import { ABSTRACT_FORMATS, AbstractFormat } from '../protocol/abstract-format.js
 import { runConsumer } from './consumer-command.js';
 import { runDemo } from './demo-command.js';
 import { runServe } from './serve-command.js';
+import { flushOnSignals, startTraceExport } from './trace-export.js';
 import { DEFAULT_HTTP_PORT } from './transport-flags.js';
 
 const USAGE = `Usage:
@@ -39,6 +40,9 @@ over http MCP (/mcp) and the data plane share --port (default ${DEFAULT_HTTP_POR
 --host 0.0.0.0 (or ::) needs --public-url for serve: the URL consumers reach it at.
 Both commands serve Prometheus metrics at /metrics on that HTTP server (a
 consumer over stdio listens for it alone); --no-metrics turns them off.
+With OTEL_EXPORTER_OTLP_ENDPOINT set, both export spans (OTLP/HTTP, protobuf
+or OTEL_EXPORTER_OTLP_PROTOCOL=http/json; the standard OTEL_* variables apply;
+README, "Observability").
 
 HTTP OPTIONS (README, "Security"):
   --mcp-allowed-host NAME...    Host names /mcp accepts besides loopback (DNS rebinding)
@@ -151,6 +155,14 @@ function authFlags(values: Record<string, string | boolean | string[] | undefine
   return { issuer, ...(audience === undefined ? {} : { audience }), scopes };
 }
 
+/** Span export, when the OTEL_* environment asks for it (README, Observability). */
+async function exportTraces(serviceName: string): Promise<void> {
+  const stop = await startTraceExport(serviceName);
+  if (stop === undefined) return;
+  flushOnSignals(stop);
+  log(`s2sp: exporting spans to ${process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT}`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -170,6 +182,7 @@ async function main(argv: string[]): Promise<void> {
       });
       if (values.help) return log(USAGE);
       if (positionals.length > 1) throw new UsageError(`serve takes at most one FILE, got ${positionals.length}`);
+      await exportTraces('s2sp-serve');
       await runServe(
         {
           ...transportFlags(values),
@@ -195,6 +208,7 @@ async function main(argv: string[]): Promise<void> {
         },
       });
       if (values.help) return log(USAGE);
+      await exportTraces('s2sp-consumer');
       await runConsumer(
         {
           ...transportFlags(values),

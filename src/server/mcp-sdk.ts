@@ -13,6 +13,7 @@ import { S2SPError } from '../errors.js';
 import type { McpToolHost, ToolAuthInfo } from '../control/tool-host.js';
 import { asksForProgress } from './asks-for-progress.js';
 import { jsonRpcErrorOf } from './json-rpc-error.js';
+import { optionalImport } from '../optional-import.js';
 
 /** `v2` or `v1`. */
 export type McpSdkLine = 'v2' | 'v1';
@@ -59,17 +60,6 @@ type V2Server = typeof import('@modelcontextprotocol/server');
 type V1Mcp = typeof import('@modelcontextprotocol/sdk/server/mcp.js');
 type V2Transport = import('@modelcontextprotocol/server').Transport;
 type V1Transport = import('@modelcontextprotocol/sdk/shared/transport.js').Transport;
-
-/** The module of `specifier`, or undefined when the host did not install it. */
-async function optionalImport<T>(specifier: string): Promise<T | undefined> {
-  try {
-    return (await import(specifier)) as T;
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return undefined;
-    throw error;
-  }
-}
 
 // Loaded once, when server/ is first imported: construction stays synchronous.
 const V2 = await optionalImport<V2Server>('@modelcontextprotocol/server');
