@@ -16,6 +16,7 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest, onErrorHookHandler, onRequestHookHandler, onSendHookHandler } from 'fastify';
 import { DATA_ROUTE } from '../protocol/data-path.js';
 import { startSpan, tracingAvailable, type TraceSpan } from '../telemetry/tracing.js';
+import { ReadyParts } from './last-bytes-gate.js';
 import { counted } from './metrics.js';
 
 /** One fetch being traced. */
@@ -73,7 +74,9 @@ const onSend: onSendHookHandler = (request, _reply, payload, done) => {
   const traced = FETCHES.get(request);
   if (traced === undefined) return done(null, payload);
   const count = (bytes: number) => void (traced.bytes += bytes);
-  if (payload instanceof Readable) return done(null, counted(payload, count));
+  // Ready parts know their length, and must reach the response itself: their pipe() sets its Content-Length.
+  if (payload instanceof ReadyParts) count(payload.byteLength);
+  else if (payload instanceof Readable) return done(null, counted(payload, count));
   if (typeof payload === 'string') count(Buffer.byteLength(payload));
   else if (payload instanceof Uint8Array) count(payload.byteLength);
   done(null, payload);
