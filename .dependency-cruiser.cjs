@@ -14,6 +14,7 @@
  *   agent/     the agent's SDK side        never cache/ or data/
  *   server/, cli/  composition roots       may import every plane
  *   agent/adapters/  framework adapters     the only importers of agent frameworks
+ *   telemetry/ spans (optional OTel API)   imports no plane; every plane may import it
  */
 const PLANES = '^src/(cache|control|data|worker|consumer|agent|server|cli)/';
 
@@ -81,6 +82,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/agent/adapters/' },
       to: { path: 'node_modules/(ai|@ai-sdk|@langchain|langchain|@anthropic-ai)/' },
+    },
+    {
+      name: 'telemetry-imports-no-plane',
+      comment: 'Every plane records spans through telemetry/, so it imports none of them (only the optional-import helper).',
+      severity: 'error',
+      from: { path: '^src/telemetry/' },
+      to: { path: '^src/', pathNot: '^src/(telemetry/|optional-import\\.ts$)' },
+    },
+    {
+      name: 'otel-sdk-only-in-cli',
+      comment: "The library speaks only @opentelemetry/api (an optional peer); choosing an SDK and exporters is the host's, or the CLI's.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: 'node_modules/@opentelemetry/(sdk-|exporter-|resources|core)' },
     },
     {
       name: 'src-not-tests',

@@ -273,6 +273,39 @@ export const ERRORS = {
       'instead of body_data, or ask the operator to raise --mcp-body-limit',
   },
 
+  // Authorization of the MCP endpoint (README, Security > Authorization): OAuth 2.1 bearer tokens
+  S2SP_ERR_AUTH_TOKEN_MISSING: {
+    status: 401,
+    message: () =>
+      'this MCP endpoint needs an OAuth access token (Authorization: Bearer <token>); the resource metadata named in ' +
+      'WWW-Authenticate says which authorization server issues it',
+  },
+  /** Never echoes the token; `problem` says which check it failed. */
+  S2SP_ERR_AUTH_TOKEN_INVALID: {
+    status: 401,
+    message: situations({
+      malformed: () => 'the access token is not a signed JWT this server can read; get a fresh one from the authorization server',
+      signature: () => 'the access token signature does not verify against the authorization server keys; get a fresh token',
+      algorithm: () => 'the access token is signed with an algorithm the authorization server keys do not name; get a fresh token',
+      issuer: () => 'the access token was issued by another authorization server than the one this endpoint trusts',
+      audience: (p: { audience: string }) =>
+        `the access token is not meant for this resource; ask the authorization server for a token with resource=${p.audience}`,
+      expired: () => 'the access token has expired; get a fresh one from the authorization server',
+      notYetValid: () => 'the access token is not valid yet (nbf in the future); check the clocks, or get a fresh one',
+      inactive: () => 'the access token is not active (introspection said so); get a fresh one from the authorization server',
+    }),
+  },
+  S2SP_ERR_AUTH_SCOPE_INSUFFICIENT: {
+    status: 403,
+    message: (p: { scopes: readonly string[] }) =>
+      `the access token lacks a scope tools/call needs here: ${listForMessage(p.scopes)}; ask the authorization server for a token with these scopes`,
+  },
+  /** Discovery (RFC 8414 / OpenID) or the JWKS could not be read: not the caller's fault. */
+  S2SP_ERR_AUTH_ISSUER_UNAVAILABLE: {
+    status: 503,
+    message: () => "the authorization server's metadata or signing keys could not be read; try again shortly",
+  },
+
   // Cache
   S2SP_ERR_CACHE_FULL: {
     status: 507,

@@ -16,7 +16,7 @@ export type { McpServerLike } from './server/mcp-sdk.js';
 
 // Tools on an McpServer of your own
 export { registerResourceTool, type ResourceToolContext, type ResourceToolHandler, type TableResult, type ToolConfig } from './control/resource-tool.js';
-export type { ToolExtra, ToolResult } from './control/tool-host.js';
+export { callerOf, type CallerIdentity, type ToolExtra, type ToolResult } from './control/tool-host.js';
 export {
   registerConsumerTool,
   type ConsumerBatchToolHandler,

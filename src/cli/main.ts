@@ -13,6 +13,7 @@ import { runConsumer } from './consumer-command.js';
 import { runDemo } from './demo-command.js';
 import { runServe } from './serve-command.js';
 import { prepareOption, type PrepareOption } from '../data/body-preparation.js';
+import { flushOnSignals, startTraceExport } from './trace-export.js';
 import { DEFAULT_HTTP_PORT } from './transport-flags.js';
 
 const USAGE = `Usage:
@@ -46,11 +47,18 @@ over http MCP (/mcp) and the data plane share --port (default ${DEFAULT_HTTP_POR
 --host 0.0.0.0 (or ::) needs --public-url for serve: the URL consumers reach it at.
 Both commands serve Prometheus metrics at /metrics on that HTTP server (a
 consumer over stdio listens for it alone); --no-metrics turns them off.
+With OTEL_EXPORTER_OTLP_ENDPOINT set, both export spans (OTLP/HTTP, protobuf
+or OTEL_EXPORTER_OTLP_PROTOCOL=http/json; the standard OTEL_* variables apply;
+README, "Observability").
 
 HTTP OPTIONS (README, "Security"):
   --mcp-allowed-host NAME...    Host names /mcp accepts besides loopback (DNS rebinding)
   --mcp-allowed-origin URL...   Origins /mcp accepts besides loopback
   --mcp-body-limit BYTES        Largest /mcp request (default 67108864, 64 MiB)
+  --auth-issuer URL             /mcp accepts only OAuth access tokens from this issuer
+                                (README, "Security > Authorization"; --transport http)
+  --auth-audience URI           The resource tokens must name (default: the public /mcp URL)
+  --auth-scope SCOPE...         Scopes a token needs for tools/call
   --request-timeout-ms MS       Whole request must arrive within (default 60000)
   --headers-timeout-ms MS       Headers must arrive within (default 15000)
   --keep-alive-timeout-ms MS    Idle keep-alive connections close after (default 5000)
@@ -65,6 +73,9 @@ const TRANSPORT_OPTIONS = {
   'mcp-allowed-host': { type: 'string', multiple: true, default: [] },
   'mcp-allowed-origin': { type: 'string', multiple: true, default: [] },
   'mcp-body-limit': { type: 'string' },
+  'auth-issuer': { type: 'string' },
+  'auth-audience': { type: 'string' },
+  'auth-scope': { type: 'string', multiple: true, default: [] },
   'request-timeout-ms': { type: 'string' },
   'headers-timeout-ms': { type: 'string' },
   'keep-alive-timeout-ms': { type: 'string' },
@@ -134,6 +145,7 @@ function transportFlags(values: Record<string, string | boolean | string[] | und
     mcpAllowedHosts: values['mcp-allowed-host'] as string[],
     mcpAllowedOrigins: values['mcp-allowed-origin'] as string[],
     mcpBodyLimit: integer(values['mcp-body-limit'] as string | undefined, 'mcp-body-limit', 1),
+    auth: authFlags(values, transport),
     timeouts: {
       requestMs: integer(values['request-timeout-ms'] as string | undefined, 'request-timeout-ms'),
       headersMs: integer(values['headers-timeout-ms'] as string | undefined, 'headers-timeout-ms'),
@@ -142,6 +154,31 @@ function transportFlags(values: Record<string, string | boolean | string[] | und
     },
     metrics: values['no-metrics'] !== true,
   };
+}
+
+/** `--auth-*`: OAuth on /mcp, or undefined without `--auth-issuer`. */
+function authFlags(values: Record<string, string | boolean | string[] | undefined>, transport: 'stdio' | 'http') {
+  const issuer = values['auth-issuer'] as string | undefined;
+  const audience = values['auth-audience'] as string | undefined;
+  const scopes = values['auth-scope'] as string[];
+  if (issuer === undefined) {
+    if (audience !== undefined || scopes.length > 0) throw new UsageError('--auth-audience and --auth-scope need --auth-issuer');
+    return undefined;
+  }
+  if (transport !== 'http') throw new UsageError('--auth-issuer guards /mcp, which only --transport http serves');
+  if (!URL.canParse(issuer) || !/^https?:$/.test(new URL(issuer).protocol)) {
+    throw new UsageError(`--auth-issuer must be an http(s) URL, got ${JSON.stringify(issuer)}`);
+  }
+  if (audience !== undefined && !URL.canParse(audience)) throw new UsageError(`--auth-audience must be an absolute URI, got ${JSON.stringify(audience)}`);
+  return { issuer, ...(audience === undefined ? {} : { audience }), scopes };
+}
+
+/** Span export, when the OTEL_* environment asks for it (README, Observability). */
+async function exportTraces(serviceName: string): Promise<void> {
+  const stop = await startTraceExport(serviceName);
+  if (stop === undefined) return;
+  flushOnSignals(stop);
+  log(`s2sp: exporting spans to ${process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT}`);
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -164,6 +201,7 @@ async function main(argv: string[]): Promise<void> {
       });
       if (values.help) return log(USAGE);
       if (positionals.length > 1) throw new UsageError(`serve takes at most one FILE, got ${positionals.length}`);
+      await exportTraces('s2sp-serve');
       await runServe(
         {
           ...transportFlags(values),
@@ -190,6 +228,7 @@ async function main(argv: string[]): Promise<void> {
         },
       });
       if (values.help) return log(USAGE);
+      await exportTraces('s2sp-consumer');
       await runConsumer(
         {
           ...transportFlags(values),

@@ -1,8 +1,9 @@
 /**
  * The CLI's optional packages: the demo dataset (vega-datasets), the
- * tokenizer (gpt-tokenizer), the Parquet reader (parquet-wasm) and the chart
- * renderer (vega, vega-lite, @resvg/resvg-js) are large and no library user
- * needs them, so they are optional peer dependencies,
+ * tokenizer (gpt-tokenizer), the Parquet reader (parquet-wasm), the chart
+ * renderer (vega, vega-lite, @resvg/resvg-js) and span export
+ * (OpenTelemetry's API, SDK and OTLP exporters) are large and not every
+ * user needs them, so they are optional peer dependencies,
  * loaded on first use. A missing one is an error that says what to install,
  * with the version range this package declares for it.
  */
@@ -20,6 +21,11 @@ export const OPTIONAL_PACKAGES = {
   vega: 'the chart summarize_rows draws',
   'vega-lite': 'the chart summarize_rows draws',
   '@resvg/resvg-js': 'the chart summarize_rows draws (SVG to PNG)',
+  '@opentelemetry/api': 'tracing (OTEL_EXPORTER_OTLP_ENDPOINT is set)',
+  '@opentelemetry/sdk-trace': 'exporting spans (OTEL_EXPORTER_OTLP_ENDPOINT is set)',
+  '@opentelemetry/resources': 'exporting spans (OTEL_EXPORTER_OTLP_ENDPOINT is set)',
+  '@opentelemetry/exporter-trace-otlp-proto': 'exporting spans as OTLP/HTTP protobuf (the default OTEL_EXPORTER_OTLP_PROTOCOL)',
+  '@opentelemetry/exporter-trace-otlp-http': 'exporting spans as OTLP/HTTP JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json)',
 } as const;
 /** The name of one of {@link OPTIONAL_PACKAGES}. */
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;

@@ -6,6 +6,7 @@
 import type { Registry } from 'prom-client';
 import type { S2SPServer, S2SPServerOptions } from '../server/s2sp-server.js';
 import type { HttpTimeouts } from '../server/http-timeouts.js';
+import type { McpAuthOptions } from '../server/mcp-authorization.js';
 
 /** Transport flags. */
 export interface TransportFlags {
@@ -21,6 +22,8 @@ export interface TransportFlags {
   mcpAllowedOrigins?: string[];
   /** Largest /mcp request body in bytes. */
   mcpBodyLimit?: number;
+  /** OAuth on /mcp (`--auth-issuer`, `--auth-audience`, `--auth-scope`). */
+  auth?: McpAuthOptions;
   /** HTTP timeouts; absent ones keep their defaults. */
   timeouts?: HttpTimeouts;
   /** Prometheus metrics at /metrics (default true; `--no-metrics` turns them off). */
@@ -42,7 +45,12 @@ export function listenOptions(name: string, flags: TransportFlags): Pick<S2SPSer
       publicUrl: flags.publicUrl,
       timeouts: flags.timeouts,
     },
-    mcp: { allowedHosts: flags.mcpAllowedHosts, allowedOrigins: flags.mcpAllowedOrigins, bodyLimit: flags.mcpBodyLimit },
+    mcp: {
+      allowedHosts: flags.mcpAllowedHosts,
+      allowedOrigins: flags.mcpAllowedOrigins,
+      bodyLimit: flags.mcpBodyLimit,
+      ...(flags.auth === undefined ? {} : { auth: flags.auth }),
+    },
   };
 }
 
@@ -61,7 +69,8 @@ export async function listenForTransport(server: S2SPServer, flags: TransportFla
   const metrics = flags.metrics !== false;
   if (flags.transport === 'http') {
     const url = await server.listen({ mcpPath: '/mcp' });
-    log(`s2sp: MCP at ${url}/mcp${dataPlane ? `, data plane at ${url}/s2sp/` : ''}${metrics ? `, metrics at ${url}/metrics` : ''}`);
+    const auth = flags.auth === undefined ? '' : ` (OAuth: tokens from ${flags.auth.issuer})`;
+    log(`s2sp: MCP at ${url}/mcp${auth}${dataPlane ? `, data plane at ${url}/s2sp/` : ''}${metrics ? `, metrics at ${url}/metrics` : ''}`);
     return;
   }
   // Over stdio a consumer has no data plane, yet its metrics need an HTTP server to be scraped from.

@@ -26,6 +26,7 @@ import { openArrowBatches } from './arrow-batches.js';
 import { BodyFormat, acceptFor, answeredFormat, bodyFormatOption, codecsToAsk, type BodyCodec } from './body-format.js';
 import { consumerMetricsFor, type ConsumerMetrics } from './consumer-metrics.js';
 import { openExchange, type OpenAnswer } from './http-exchange.js';
+import { FetchSpans } from './fetch-spans.js';
 import type { Listener, ProgressEvent } from '../observe.js';
 import { checkResourceUrl } from './resource-url.js';
 
@@ -77,6 +78,12 @@ export interface FetchBodyOptions {
    * body has none); then once more at the end with the total.
    */
   observe?: Listener<ProgressEvent>;
+  /**
+   * The W3C trace context this fetch continues (README, Observability): the
+   * fetch's span is its child, and the data-plane request carries the
+   * `traceparent` header so the resource server's span joins the trace.
+   */
+  traceparent?: string;
 }
 
 /** What {@link fetchBody} returns. */
@@ -214,6 +221,7 @@ interface OpenedBody {
 /** Opens the exchange and the decoder of the answer's format; counts a fetch that fails here. */
 async function openBody(resourceUrl: string, options: FetchBodyOptions): Promise<OpenedBody> {
   const metrics = options.registry === undefined ? undefined : await consumerMetricsFor(options.registry);
+  const spans = new FetchSpans(options.traceparent);
   try {
     const url = checkResourceUrl(resourceUrl, options.allowedOrigins);
     const maxBytes = positiveOption(options.maxBytes, 'maxBytes') ?? DEFAULT_MAX_BODY_BYTES;
@@ -226,7 +234,9 @@ async function openBody(resourceUrl: string, options: FetchBodyOptions): Promise
       timeoutMs,
       signal: options.signal,
       observe: options.observe,
+      traceparent: spans.traceparent,
     });
+    spans.answered();
     try {
       const answered = answeredFormat(answer.contentType);
       if (format !== BodyFormat.auto && answered !== format) {
@@ -238,11 +248,12 @@ async function openBody(resourceUrl: string, options: FetchBodyOptions): Promise
         ...decoded,
         format: answered,
         answer,
-        batches: counted(covered(decoded.batches, coverage), answer, metrics, () => body),
+        batches: counted(covered(decoded.batches, coverage), answer, metrics, spans, () => body),
         cancel: async () => {
           // return() skips the cleanup of a loop never started: stop the transfer as well.
           await body.batches.return(undefined);
           answer.stop();
+          spans.failed({ code: 'cancelled' });
         },
       };
       return body;
@@ -252,6 +263,7 @@ async function openBody(resourceUrl: string, options: FetchBodyOptions): Promise
     }
   } catch (error) {
     metrics?.failed(error);
+    spans.failed(error);
     throw error;
   }
 }
@@ -287,20 +299,28 @@ async function* counted(
   batches: AsyncIterable<RecordBatch>,
   answer: OpenAnswer,
   metrics: ConsumerMetrics | undefined,
+  spans: FetchSpans,
   body: () => OpenedBody,
 ): AsyncGenerator<RecordBatch> {
   let complete = false;
+  let rows = 0;
   try {
-    yield* batches;
+    for await (const batch of batches) {
+      rows += batch.numRows;
+      yield batch;
+    }
     complete = true;
     const { format, compressed, codec } = body();
     metrics?.fetched({ format, compressed: compressed(), codec: codec(), bytesReceived: answer.received() });
+    spans.done({ format, codec: codec(), rows, bytes: answer.received() });
   } catch (error) {
     metrics?.failed(error);
+    spans.failed(error);
     throw error;
   } finally {
     // A complete answer leaves its keep-alive connection to the pool.
     if (!complete) answer.stop();
+    spans.failed({ code: 'cancelled' });
   }
 }
 

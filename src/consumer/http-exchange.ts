@@ -42,6 +42,8 @@ export interface ExchangeOptions {
    * more at a complete body's end with the total.
    */
   readonly observe?: Listener<ProgressEvent>;
+  /** The W3C `traceparent` header to send (README, Observability). */
+  readonly traceparent?: string;
 }
 
 /** A 2xx answer whose body is not read yet. */
@@ -80,7 +82,7 @@ interface Answered {
 }
 
 /** Waits (bounded, abortable) for a 2xx answer's headers; reads a non-2xx answer's error document. */
-function answerHeaders(url: URL, payload: string, accept: string, { maxBytes, timeoutMs, signal }: ExchangeOptions): Promise<Answered> {
+function answerHeaders(url: URL, payload: string, accept: string, { maxBytes, timeoutMs, signal, traceparent }: ExchangeOptions): Promise<Answered> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(fetchFailed({ problem: 'aborted' }, signal.reason));
@@ -105,6 +107,7 @@ function answerHeaders(url: URL, payload: string, accept: string, { maxBytes, ti
       url,
       payload,
       accept,
+      traceparent,
       (response) => {
         const status = response.statusCode ?? 0;
         if (status < 200 || status >= 300) {
@@ -150,6 +153,7 @@ function sendPost(
   url: URL,
   payload: string,
   accept: string,
+  traceparent: string | undefined,
   onResponse: (response: http.IncomingMessage) => void,
   onError: (error: NodeJS.ErrnoException) => void,
 ): SentPost {
@@ -165,6 +169,7 @@ function sendPost(
         accept,
         'accept-encoding': 'identity',
         'content-length': Buffer.byteLength(payload),
+        ...(traceparent === undefined ? {} : { traceparent }),
       },
       // A one-off agent: a fresh connection, not another pooled one that may be stale too.
       ...(fresh ? { agent: false } : {}),

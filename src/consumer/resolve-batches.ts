@@ -38,6 +38,8 @@ export interface ResolveOptions {
   observe?: FetchBodyOptions['observe'];
   /** Aborts the fetch (the tool call was cancelled): the transfer is cut, so the data plane keeps the token and releases its lease. */
   signal?: AbortSignal;
+  /** The W3C trace context the fetch continues (the fetch's `traceparent`). */
+  traceparent?: string;
 }
 
 /** Where a consumer's body came from; `abstract_only` when neither resource_url nor body_data was given. */
@@ -83,6 +85,7 @@ export async function resolveConsumerBatches(args: ConsumerArgs, options: Resolv
         signal: options.signal,
         registry: options.registry,
         observe: options.observe,
+        traceparent: options.traceparent,
         rowIds: ids,
       });
       const renamer = batchRenamer(fetched.schema, mapping);

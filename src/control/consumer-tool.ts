@@ -15,6 +15,8 @@ import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, ty
 import type { Listener, ToolFailedEvent } from '../observe.js';
 import { jsonToolResult, toolFailureResult } from './tool-results.js';
 import { progressReporterFor } from './progress.js';
+import { toolSpanOf, tracedTool } from './tool-span.js';
+import { traceparentOnwards } from '../telemetry/tracing.js';
 
 /** What a consumer handler receives. */
 export interface ConsumerInput {
@@ -113,7 +115,7 @@ export function registerConsumerTool<Host extends McpToolHost>(
     return registerBatchConsumerTool(mcp, name, config, handler as ConsumerBatchToolHandler, resolveOptions, observe);
   }
   const rowHandler = handler as ConsumerToolHandler;
-  return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, async (args: ConsumerArgs, extra) => {
+  const callback = async (args: ConsumerArgs, extra: ToolExtra): Promise<CallToolResult> => {
     // Progress of fetching the body, in bytes, when the caller asked for progress.
     const progress = progressReporterFor(extra, 'fetching the body (bytes)');
     // A cancelled call cuts its fetch: the resource server keeps the token and releases the lease.
@@ -121,6 +123,7 @@ export function registerConsumerTool<Host extends McpToolHost>(
     const callOptions: ResolveOptions = {
       ...resolveOptions,
       signal,
+      traceparent: traceparentOf(extra),
       ...(progress === undefined ? {} : { observe: progress.report }),
     };
     try {
@@ -136,7 +139,13 @@ export function registerConsumerTool<Host extends McpToolHost>(
     } catch (error) {
       return toolFailureResult(error, name, observe);
     }
-  });
+  };
+  return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, tracedTool(name, callback));
+}
+
+/** The `traceparent` the consumer's fetch continues: its call's span, else the one the call came with. */
+function traceparentOf(extra: ToolExtra): string | undefined {
+  return traceparentOnwards(toolSpanOf(extra), toolCallOf(extra).traceparent);
 }
 
 /** The batch flavour: errors of the transfer, thrown from the batches inside the handler, are tool errors too. */
@@ -148,7 +157,7 @@ function registerBatchConsumerTool<Host extends McpToolHost>(
   options: ResolveOptions,
   observe: Listener<ToolFailedEvent> | undefined,
 ): RegisteredToolOf<Host> {
-  return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, async (args: ConsumerArgs, extra) => {
+  const callback = async (args: ConsumerArgs, extra: ToolExtra): Promise<CallToolResult> => {
     let resolved: ResolvedBatches | undefined;
     // Progress of the body, in bytes, as the handler reads its batches.
     const progress = progressReporterFor(extra, 'fetching the body (bytes)');
@@ -156,6 +165,7 @@ function registerBatchConsumerTool<Host extends McpToolHost>(
       resolved = await resolveConsumerBatches(args, {
         ...options,
         signal: toolCallOf(extra).signal,
+        traceparent: traceparentOf(extra),
         ...(progress === undefined ? {} : { observe: progress.report }),
       });
       const result = await handler(resolved, extra);
@@ -166,7 +176,8 @@ function registerBatchConsumerTool<Host extends McpToolHost>(
       await resolved?.cancel();
       await progress?.flush();
     }
-  });
+  };
+  return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, tracedTool(name, callback));
 }
 
 /**

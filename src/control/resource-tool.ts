@@ -22,6 +22,7 @@ import type { Listener, ToolFailedEvent } from '../observe.js';
 import { toolFailureResult } from './tool-results.js';
 import { ZOD_FLAVOURS, flavourOf, rawShapeOf, type ShapeOutput, type ZodFlavour, type ZodObjectOf, type ZodRawShapeCompat } from './zod-flavour.js';
 import { progressReporterFor } from './progress.js';
+import { tracedPut, tracedTool } from './tool-span.js';
 import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, type ToolExtra, type ToolResult as CallToolResult } from './tool-host.js';
 
 /**
@@ -146,7 +147,7 @@ export function registerResourceTool<Shape extends ZodRawShapeCompat, Host exten
       return toolFailureResult(error, name, context.observe);
     }
   };
-  return registerToolOn(mcp, name, { ...config, description, inputSchema, outputSchema: RESOURCE_TOOL_OUTPUT_SCHEMA }, callback);
+  return registerToolOn(mcp, name, { ...config, description, inputSchema, outputSchema: RESOURCE_TOOL_OUTPUT_SCHEMA }, tracedTool(name, callback));
 }
 
 /**
@@ -228,12 +229,14 @@ function syncResult(table: Table, envelope: AnyEnvelope, extra: ToolExtra): Call
  */
 async function putReportingProgress(table: Table, extra: ToolExtra, store: BodyStore, origin: string): Promise<PutResult> {
   const progress = progressReporterFor(extra, 'caching the body (bytes)');
-  if (progress === undefined) return store.put(table, { origin });
-  try {
-    return await store.put(table, { observe: progress.report, origin });
-  } finally {
-    await progress.flush();
-  }
+  return tracedPut(extra, table.numRows, progress?.report, async (observe) => {
+    if (observe === undefined) return store.put(table, { origin });
+    try {
+      return await store.put(table, { observe, origin });
+    } finally {
+      await progress?.flush();
+    }
+  });
 }
 
 /**
@@ -281,10 +284,10 @@ async function streamedResult(
     if (mode === 'sync' || context.store.putBatches === undefined) {
       const table = await tableFromBatchStream(stream);
       if (mode === 'sync') return syncResult(table, syncEnvelope(table, shape), extra);
-      const put = await context.store.put(table, { origin: context.origin });
+      const put = await tracedPut(extra, table.numRows, undefined, (observe) => context.store.put(table, { observe, origin: context.origin }));
       return await asyncEnvelopeResult(table, shape, put, context, extra);
     }
-    const put = await context.store.putBatches(stream, { origin: context.origin });
+    const put = await tracedPut(extra, undefined, undefined, () => context.store.putBatches!(stream, { origin: context.origin }));
     return await asyncEnvelopeResult(put.table, shape, put, context, extra);
   } finally {
     await stream.close();

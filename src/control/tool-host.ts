@@ -35,11 +35,46 @@ export interface ToolNotification {
   params?: Record<string, unknown>;
 }
 
+/**
+ * Who called a tool over an authorized MCP endpoint (README, Security >
+ * Authorization): from the access token's verified claims. The token itself
+ * is not here.
+ */
+export interface CallerIdentity {
+  /** `sub`: the user (or, for client credentials, the client) the token was issued for. */
+  subject?: string;
+  /** The OAuth client the caller used (`client_id`, `azp`). */
+  clientId?: string;
+  /** The authorization server that issued the token (`iss`). */
+  issuer?: string;
+  /** The token's scopes. */
+  scopes: readonly string[];
+  /** Every verified claim of the token (or of its introspection answer). */
+  claims: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The SDKs' `AuthInfo` (the same shape on both lines), as s2sp fills it in:
+ * the verified identity under `extra.caller`.
+ */
+export interface ToolAuthInfo {
+  token: string;
+  clientId: string;
+  scopes: string[];
+  expiresAt?: number;
+  resource?: URL;
+  extra?: Record<string, unknown>;
+}
+
 /** SDK v1's `RequestHandlerExtra`, the parts s2sp uses (the SDK passes more). */
 export interface V1ToolExtra {
   signal: AbortSignal;
   _meta?: ToolCallMeta;
   sendNotification(notification: never): Promise<void>;
+  /** The verified token of an authorized HTTP request. */
+  authInfo?: ToolAuthInfo;
+  /** The HTTP request's headers (HTTP only). */
+  requestInfo?: { headers: Record<string, string | string[] | undefined> };
 }
 
 /** SDK v2's `ServerContext`, the parts s2sp uses (the SDK passes more). */
@@ -51,6 +86,8 @@ export interface V2ToolContext {
     envelope?: Record<string, unknown>;
     notify(notification: never): Promise<void>;
   };
+  /** The HTTP request (HTTP only), and the verified token of an authorized one. */
+  http?: { authInfo?: ToolAuthInfo; req?: { headers: { get(name: string): string | null } } };
 }
 
 /**
@@ -72,6 +109,13 @@ export interface ToolCall {
    * the revision; SDK v2 only), `legacy` for a 2025-era one.
    */
   era: 'modern' | 'legacy';
+  /** Who called, when the MCP endpoint checked an access token (README, Security > Authorization). */
+  caller: CallerIdentity | undefined;
+  /**
+   * The W3C `traceparent` the call came with: `params._meta.traceparent`
+   * (the only way over stdio), else the HTTP request's header.
+   */
+  traceparent: string | undefined;
 }
 
 /** The `_meta` key naming a request's protocol revision (2026-07-28). */
@@ -83,7 +127,8 @@ export function toolCallOf(extra: ToolExtra | undefined): ToolCall {
     const request = extra.mcpReq;
     const notify = request.notify.bind(request) as (notification: ToolNotification) => Promise<void>;
     const era = typeof request.envelope?.[PROTOCOL_VERSION_KEY] === 'string' ? 'modern' : 'legacy';
-    return { signal: request.signal, progressToken: request._meta?.progressToken, notify, era };
+    const traceparent = stringOf(request._meta?.traceparent) ?? stringOf(extra.http?.req?.headers.get('traceparent'));
+    return { signal: request.signal, progressToken: request._meta?.progressToken, notify, era, caller: callerOfAuth(extra.http?.authInfo), traceparent };
   }
   const v1 = extra as V1ToolExtra | undefined;
   const send = v1?.sendNotification?.bind(v1) as ((notification: ToolNotification) => Promise<void>) | undefined;
@@ -92,7 +137,30 @@ export function toolCallOf(extra: ToolExtra | undefined): ToolCall {
     progressToken: v1?._meta?.progressToken,
     notify: send ?? (async () => {}),
     era: 'legacy',
+    caller: callerOfAuth(v1?.authInfo),
+    traceparent: stringOf(v1?._meta?.traceparent) ?? stringOf(v1?.requestInfo?.headers.traceparent),
   };
+}
+
+/**
+ * Who called the tool whose handler got `extra`: the identity the MCP
+ * endpoint verified (README, Security > Authorization), or undefined on an
+ * endpoint without authorization (and over stdio).
+ */
+export function callerOf(extra: ToolExtra | undefined): CallerIdentity | undefined {
+  return toolCallOf(extra).caller;
+}
+
+/** The identity s2sp put in `authInfo`, or one read from an `authInfo` an embedder's own middleware filled in. */
+function callerOfAuth(auth: ToolAuthInfo | undefined): CallerIdentity | undefined {
+  if (auth === undefined) return undefined;
+  const caller = auth.extra?.caller as CallerIdentity | undefined;
+  if (caller !== undefined) return caller;
+  return { ...(auth.clientId === '' ? {} : { clientId: auth.clientId }), scopes: [...auth.scopes], claims: {} };
+}
+
+function stringOf(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** One MCP content block of a tool result, as s2sp writes them (text). */

@@ -26,6 +26,7 @@ import { dataPlaneLogSerializers } from '../protocol/log-redaction.js';
 import { negotiateEncoding, negotiateFormat, type NegotiationSupport } from './negotiate.js';
 import { DATA_ROUTE, DATA_ROUTE_WILDCARD, HEALTH_PATH, METRICS_PATH } from '../protocol/data-path.js';
 import { dataPlaneMetricsFor, serveMetrics } from './metrics.js';
+import { noteFetch, withFetchSpans } from './fetch-spans.js';
 import { errorDocumentOf } from '../protocol/error-document.js';
 import { JSON_CONTENT_TYPE, JSON_TYPE } from '../protocol/media-types.js';
 import { storeOption, integerOption } from '../option-checks.js';
@@ -97,7 +98,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     app.addHook('onClose', async () => stopObserving.forEach((stop) => stop()));
     if (options.metricsPath !== false) serveMetrics(app, options.registry!, options.metricsPath ?? METRICS_PATH);
   }
-  const routeOptions = { logSerializers: dataPlaneLogSerializers, bodyLimit, ...metrics?.fetchHooks(support) };
+  const routeOptions = withFetchSpans({ logSerializers: dataPlaneLogSerializers, bodyLimit, ...metrics?.fetchHooks(support) });
 
   app.post<{ Params: { token: string } }>(DATA_ROUTE, routeOptions, async (request, reply) => {
     const fetchRequest = parseFetchRequest(request.body);
@@ -110,6 +111,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     const settlement = settleLease(reply, lease, (error) => request.log.warn({ err: error }, 'could not settle a lease; it ends with its timeout'));
     try {
       const fetch = resolveFetch(fetchRequest, lease.body.table);
+      noteFetch(request, format, fetch.sortedIds?.length ?? lease.body.table.numRows);
       const encoding = format.kind === 'json' ? negotiateEncoding(request.headers['accept-encoding']) : undefined;
       return await core.respond(reply, { token, body: lease.body, fetch, format, encoding, transfer: settlement });
     } catch (error) {

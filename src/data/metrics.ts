@@ -262,7 +262,7 @@ function formatLabel(accept: string | undefined, support: NegotiationSupport): s
  * both (pipeline), so a cut source still cuts the response, and a response
  * that closes early still stops the source.
  */
-function counted(body: Readable, count: (bytes: number) => void): Readable {
+export function counted(body: Readable, count: (bytes: number) => void): Readable {
   const counter = new Transform({
     objectMode: true,
     highWaterMark: 1,

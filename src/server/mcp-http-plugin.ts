@@ -14,8 +14,10 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { S2SPError } from '../errors.js';
 import { errorForReply } from '../data/error-reply.js';
-import { functionOption, integerOption, invalidOption, stringListOption } from '../option-checks.js';
+import { functionOption, httpUrlOption, integerOption, invalidOption, stringListOption } from '../option-checks.js';
 import { createHostGuard } from './host-guard.js';
+import { listeningOrigin } from '../data/data-plane-handle.js';
+import { checkMcpAuthOptions, mountMcpAuthorization, type McpAuthOptions } from './mcp-authorization.js';
 
 /**
  * Default limit of an MCP request body: 64 MiB. Sync mode carries a whole
@@ -44,6 +46,13 @@ export interface McpHttpOptions {
   allowedHosts?: readonly string[];
   /** Origins accepted in `Origin` besides loopback ones; requests without `Origin` are judged by `Host` alone. */
   allowedOrigins?: readonly string[];
+  /**
+   * OAuth 2.1 on the endpoint (README, Security > Authorization): every
+   * request needs an access token from `auth.issuer`. Default: none.
+   */
+  auth?: McpAuthOptions;
+  /** Base URL clients reach the app at (the endpoint's public URL is it plus `path`); default: where the app listens. */
+  publicUrl?: string;
 }
 
 /**
@@ -60,11 +69,18 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpOptions> = async (app, opt
     allowedOrigins: stringListOption(options.allowedOrigins, 'allowedOrigins'),
   });
 
+  if (options.auth !== undefined) checkMcpAuthOptions(options.auth, 'auth');
+  const publicUrl = httpUrlOption(options.publicUrl, 'publicUrl');
+
   // Before the body is read: a refused request costs no parsing.
   app.addHook('onRequest', async (request, reply) => {
     const refusal = guard(request.headers);
     if (refusal !== undefined) return sendJsonRpcError(reply, refusal);
   });
+
+  // Known once the app listens, unless a public URL was given.
+  const endpointUrl = () => `${(publicUrl?.href ?? listeningOrigin(app) ?? 'http://127.0.0.1').replace(/\/+$/, '')}${path}`;
+  const auth = options.auth === undefined ? undefined : mountMcpAuthorization(app, options.auth, path, endpointUrl);
 
   app.setErrorHandler((error, request, reply) => {
     const s2sp = mcpErrorOf(error, bodyLimit);
@@ -80,8 +96,9 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpOptions> = async (app, opt
   const route = sdk.httpRoute(options.createServer, {
     bodyLimit,
     onError: (error) => app.log.error({ err: error }, 'MCP request failed'),
+    authInfoOf: auth?.authInfoOf,
   });
-  app.post(path, { bodyLimit }, route);
+  app.post(path, { bodyLimit, ...(auth === undefined ? {} : { onRequest: auth.authenticate, preHandler: auth.authorize }) }, route);
 
   // Stateless: there is no session stream to open (GET) or to end (DELETE); protocol 2026-07-28 uses POST alone.
   const notAllowed = async (_request: unknown, reply: FastifyReply) =>

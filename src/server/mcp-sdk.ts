@@ -10,9 +10,10 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { S2SPError } from '../errors.js';
-import type { McpToolHost } from '../control/tool-host.js';
+import type { McpToolHost, ToolAuthInfo } from '../control/tool-host.js';
 import { asksForProgress } from './asks-for-progress.js';
 import { jsonRpcErrorOf } from './json-rpc-error.js';
+import { optionalImport } from '../optional-import.js';
 
 /** `v2` or `v1`. */
 export type McpSdkLine = 'v2' | 'v1';
@@ -31,6 +32,14 @@ export interface McpConnection {
 /** Serves one HTTP request of the MCP endpoint; the SDK writes the reply. */
 export type McpHttpRoute = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
+/** How {@link McpSdk.httpRoute} serves. */
+export interface McpHttpRouteOptions {
+  bodyLimit: number;
+  onError(error: unknown): void;
+  /** The verified access token of a request, handed to the SDK, which passes it to tool handlers. */
+  authInfoOf?(request: FastifyRequest): ToolAuthInfo | undefined;
+}
+
 /** One SDK line: how to make a server and serve it. */
 export interface McpSdk {
   readonly line: McpSdkLine;
@@ -42,7 +51,7 @@ export interface McpSdk {
    * The route answering MCP over Streamable HTTP, statelessly: each request
    * gets a fresh server from `factory`.
    */
-  httpRoute(factory: () => McpServerLike, options: { bodyLimit: number; onError(error: unknown): void }): McpHttpRoute;
+  httpRoute(factory: () => McpServerLike, options: McpHttpRouteOptions): McpHttpRoute;
   /** Serves `factory`'s servers over `transport` (default: this process's stdio). */
   serveTransport(factory: () => McpServerLike, transport: unknown): Promise<McpConnection>;
 }
@@ -51,17 +60,6 @@ type V2Server = typeof import('@modelcontextprotocol/server');
 type V1Mcp = typeof import('@modelcontextprotocol/sdk/server/mcp.js');
 type V2Transport = import('@modelcontextprotocol/server').Transport;
 type V1Transport = import('@modelcontextprotocol/sdk/shared/transport.js').Transport;
-
-/** The module of `specifier`, or undefined when the host did not install it. */
-async function optionalImport<T>(specifier: string): Promise<T | undefined> {
-  try {
-    return (await import(specifier)) as T;
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return undefined;
-    throw error;
-  }
-}
 
 // Loaded once, when server/ is first imported: construction stays synchronous.
 const V2 = await optionalImport<V2Server>('@modelcontextprotocol/server');
@@ -72,7 +70,7 @@ function v2Sdk(sdk: V2Server): McpSdk {
     line: 'v2',
     createServer: (info, instructions) => new sdk.McpServer(info, instructions === undefined ? undefined : { instructions }) as unknown as McpServerLike,
     owns: (server) => server instanceof sdk.McpServer,
-    httpRoute(factory, { bodyLimit, onError }) {
+    httpRoute(factory, { bodyLimit, onError, authInfoOf }) {
       const create = () => factory() as unknown as InstanceType<V2Server['McpServer']>;
       // 2026-07-28 requests (the per-request `_meta` envelope) go to the SDK's handler.
       const modern = sdk.createMcpHandler(create, { legacy: 'reject', maxRequestBodySize: bodyLimit, onerror: onError });
@@ -84,8 +82,9 @@ function v2Sdk(sdk: V2Server): McpSdk {
         });
         const web = webRequestOf(request, abort.signal);
         const parsedBody = request.body;
+        const authInfo = authInfoOf?.(request);
         if (!(await sdk.isLegacyRequest(web, parsedBody, { maxRequestBodySize: bodyLimit }))) {
-          return reply.send(await modern.fetch(web, { parsedBody }));
+          return reply.send(await modern.fetch(web, { parsedBody, authInfo }));
         }
         // 2025-era requests: a fresh server and transport each, answered as JSON unless the
         // caller asked for progress (as on v1), which only an event stream carries.
@@ -99,7 +98,7 @@ function v2Sdk(sdk: V2Server): McpSdk {
           void server.close();
         });
         await server.connect(transport);
-        return reply.send(await transport.handleRequest(web, { parsedBody }));
+        return reply.send(await transport.handleRequest(web, { parsedBody, authInfo }));
       };
     },
     async serveTransport(factory, transport) {
@@ -116,8 +115,11 @@ function v1Sdk(sdk: V1Mcp): McpSdk {
     line: 'v1',
     createServer: (info, instructions) => new sdk.McpServer(info, instructions === undefined ? undefined : { instructions }) as unknown as McpServerLike,
     owns: (server) => server instanceof sdk.McpServer,
-    httpRoute(factory, { onError }) {
+    httpRoute(factory, { onError, authInfoOf }) {
       return async (request, reply) => {
+        // v1's transport hands `req.auth` to tool handlers as `extra.authInfo`.
+        const authInfo = authInfoOf?.(request);
+        if (authInfo !== undefined) (request.raw as { auth?: ToolAuthInfo }).auth = authInfo;
         const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
         const server = factory() as unknown as InstanceType<V1Mcp['McpServer']>;
         // JSON answers, except where the caller wants progress notifications, which only an event stream carries.

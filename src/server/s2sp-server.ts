@@ -41,6 +41,7 @@ import { s2spClientErrorHandler, s2spFrameworkErrors } from './client-errors.js'
 import { createHostGuard, hostnameOfHeader } from './host-guard.js';
 import { applyHttpTimeouts, checkIntervalMs, resolveHttpTimeouts, type HttpTimeouts } from './http-timeouts.js';
 import { mcpHttpPlugin } from './mcp-http-plugin.js';
+import { checkMcpAuthOptions, type McpAuthOptions } from './mcp-authorization.js';
 import { mcpSdk, type McpConnection, type McpSdk, type McpSdkLine, type McpServerLike } from './mcp-sdk.js';
 import { registerResourceTool, type ResourceToolHandler, type ToolConfig } from '../control/resource-tool.js';
 import type { ZodRawShapeCompat } from '../control/zod-flavour.js';
@@ -126,6 +127,13 @@ export interface ServerMcpOptions {
   allowedHosts?: readonly string[];
   /** Origins the MCP endpoint accepts in `Origin` besides loopback ones and `publicUrl`'s. */
   allowedOrigins?: readonly string[];
+  /**
+   * OAuth 2.1 on the MCP endpoint (README, Security > Authorization): the
+   * issuer whose access tokens it accepts, the audience and the scopes
+   * `tools/call` needs; tool handlers learn the caller with `callerOf(extra)`.
+   * The data plane is not guarded by it: a resource_url is its own capability.
+   */
+  auth?: McpAuthOptions;
 }
 
 /** {@link S2SPServerOptions.tools}. */
@@ -320,6 +328,8 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
         bodyLimit: this.#options.mcp?.bodyLimit,
         allowedHosts: [...(this.#options.mcp?.allowedHosts ?? []), ...reachableHosts(host, publicUrl)],
         allowedOrigins: [...(this.#options.mcp?.allowedOrigins ?? []), ...(publicUrl === undefined ? [] : [new URL(publicUrl).origin])],
+        ...(this.#options.mcp?.auth === undefined ? {} : { auth: this.#options.mcp.auth }),
+        ...(publicUrl === undefined ? {} : { publicUrl }),
       });
     }
   }
@@ -484,6 +494,7 @@ function checkServerOptions(value: S2SPServerOptions): Required<HttpTimeouts> {
   prepareOption(dataPlane.prepare, 'dataPlane.prepare');
   const mcp = optionsObject(options.mcp, 'mcp');
   integerOption(mcp.bodyLimit, 'mcp.bodyLimit', 1);
+  if (mcp.auth !== undefined) checkMcpAuthOptions(mcp.auth, 'mcp.auth');
   // Builds a guard once only to check the entries now rather than at listen().
   createHostGuard({
     allowedHosts: stringListOption(mcp.allowedHosts, 'mcp.allowedHosts'),

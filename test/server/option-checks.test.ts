@@ -36,8 +36,8 @@ test('the data plane refuses bad options at registration (chunkRows: 0 no longer
     { inlineCellLimit: -1 },
     { workers: -1 },
     { workers: 2.5 },
-    { prepare: 'on' as never },
-    { prepare: ['gzip'] as never },
+    { prepare: 'on' as any },
+    { prepare: ['gzip'] as any },
     { store: undefined },
   ];
   for (const options of cases) {
@@ -80,7 +80,7 @@ test('S2SPServer refuses bad options at construction', () => {
     { tools: { abstractRowLimit: 0 } },
     { dataPlane: { bodyLimit: 0 } },
     { dataPlane: { workers: -1 } },
-    { dataPlane: { prepare: 'json' as never } },
+    { dataPlane: { prepare: 'json' as any } },
     { mcp: { bodyLimit: 0 } },
     { mcp: { allowedOrigins: ['not an origin'] } },
   ];
