@@ -45,6 +45,15 @@ export class LocalBodyCache {
     return this.#bytes;
   }
 
+  /**
+   * The body under `id` unpinned, or undefined: for work that may lose it
+   * (think-time preparation). Its id is its copy's own, never reused, so
+   * what is made of it serves only transfers that pin this same copy.
+   */
+  peek(id: string): CachedBody | undefined {
+    return this.#bodies.get(id)?.cached;
+  }
+
   /** The body under `id`, pinned, or undefined. */
   pin(id: string): PinnedBody | undefined {
     const local = this.#bodies.get(id);

@@ -248,7 +248,8 @@ export class RedisStore implements BodyStore {
       throw storeError(error);
     }
     const expiresAt = Date.now() + ttlMs;
-    this.#observers.emit({ type: 'minted', expiresAt, origin: options.origin });
+    // This replica's copy, when it has one, for think-time preparation (README › Deploying).
+    this.#observers.emit({ type: 'minted', body: this.#local.peek(known.id), expiresAt, origin: options.origin });
     return { token, expiresAt };
   }
 

@@ -7,7 +7,9 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { tableFromArrays, type Table } from 'apache-arrow';
 import { MemoryStore } from '../../src/cache/memory-store.js';
-import type { CachedBody } from '../../src/cache/body-store.js';
+import type { CachedBody, StoreEvent } from '../../src/cache/body-store.js';
+import { RedisStore } from '../../src/cache/redis-store.js';
+import { redisSkipReason, startRedisServer } from '../support/redis-server.js';
 import { BodyPreparation, formOf, type PreparationHost, type PreparedForm } from '../../src/data/body-preparation.js';
 import { EncodedBatchCache } from '../../src/data/encoded-batch-cache.js';
 import { isS2SPError } from '../../src/errors.js';
@@ -221,3 +223,30 @@ test('prepared bytes count in the store budget: a put short of room takes them b
   assert.equal(cache.peekJson(other, 0, 1), undefined, 'not kept');
   assert.equal(otherSignal.aborted, true);
 });
+
+test(
+  'with RedisStore, the replica that minted a token prepares its local copy, and the fetch there sends those bytes',
+  { skip: redisSkipReason() },
+  async (t) => {
+    const redis = await startRedisServer();
+    t.after(() => redis.stop());
+    const store = new RedisStore({ url: redis.url });
+    await store.ready();
+    t.after(() => store.close());
+    const minted: Array<StoreEvent & { type: 'minted' }> = [];
+    store.observe((event) => void (event.type === 'minted' && minted.push(event)));
+    const { pool, background, foreground } = countingPool(t);
+    const prepared = await startPlane(t, { store, workers: pool, prepare: ['json'] });
+    const plain = await startPlane(t, { workers: 2, prepare: 'off' });
+    const table = bigTable();
+    const token = (await store.put(table, { origin: 'orders' })).token;
+    assert.equal(minted[0].origin, 'orders');
+    assert.ok(minted[0].body !== undefined, "the event carries this replica's copy");
+    assert.equal(background.length, 4);
+    await Promise.all(background);
+    const before = foreground();
+    const answer = ok(await prepared.post(token, {}));
+    assert.equal(foreground(), before, 'the fetch encoded nothing itself');
+    assert.ok(answer.bytes.equals(ok(await plain.post((await plain.store.put(table)).token, {})).bytes));
+  },
+);
