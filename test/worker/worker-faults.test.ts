@@ -24,8 +24,9 @@ async function setup(t: TestContext) {
   const pool = encoderPoolRunning({ file: FAULTY_WORKER_FILE, data: control }, { threads: 2 });
   const store = watchLeases(new MemoryStore());
   const app = Fastify();
-  // Small chunks, none inline: every chunk of a request is a worker task.
-  await app.register(s2spDataPlane, { store, workers: pool, chunkRows: 2000, inlineCellLimit: 0 });
+  // Small chunks, none inline: every chunk of a request is a worker task. Nothing prepared in think
+  // time: the armed faults must hit the fetch's own tasks.
+  await app.register(s2spDataPlane, { store, workers: pool, chunkRows: 2000, inlineCellLimit: 0, prepare: 'off' });
   await app.listen({ host: '127.0.0.1', port: 0 });
   t.after(async () => {
     await app.close();
