@@ -68,12 +68,15 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(JSON_TYPE, { parseAs: 'buffer', bodyLimit }, (_req, raw, done) => {
     const text = (raw as Buffer).toString('utf8');
-    if (text.trim() === '') return done(null, {});
+    let body: unknown;
     try {
-      done(null, JSON.parse(text));
+      body = JSON.parse(text);
     } catch {
-      done(new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', { problem: 'notJson' }), undefined);
+      // Blank is checked only here: every fetch with a body would otherwise pay a trimmed copy of it.
+      if (text.trim() === '') return done(null, {});
+      return done(new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', { problem: 'notJson' }), undefined);
     }
+    done(null, body);
   });
 
   app.setErrorHandler((error, request, reply) => {
