@@ -134,7 +134,7 @@ function makeTemplate(nodeCount: number, regionCount: number): MetadataTemplate 
         put(k++, Number(region.offset));
         put(k++, Number(region.length));
       }
-      return out;
+      return new Uint8Array(out.buffer, out.byteOffset, out.byteLength); // a plain Uint8Array, as the encoded path returns
     },
   };
 }
