@@ -174,7 +174,6 @@ function matchSpecificity(format: ResponseFormat, range: MediaRange): number {
   return range.type === '*/*' ? 0 : -1;
 }
 
-
 function unsupportedParams(
   accept: string,
   support: NegotiationSupport,
