@@ -69,12 +69,15 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(JSON_TYPE, { parseAs: 'buffer', bodyLimit }, (_req, raw, done) => {
     const text = (raw as Buffer).toString('utf8');
-    if (text.trim() === '') return done(null, {});
+    let body: unknown;
     try {
-      done(null, JSON.parse(text));
+      body = JSON.parse(text);
     } catch {
-      done(new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', { problem: 'notJson' }), undefined);
+      // Blank is checked only here: every fetch with a body would otherwise pay a trimmed copy of it.
+      if (text.trim() === '') return done(null, {});
+      return done(new S2SPError('S2SP_ERR_REQUEST_BODY_INVALID', { problem: 'notJson' }), undefined);
     }
+    done(null, body);
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -106,7 +109,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     const token = request.params.token;
     // Only the canonical spelling: fastify percent-decodes params, and a token
     // that arrives encoded (%41...) is not how any resource_url was issued.
-    if (!isWellFormedToken(token) || !rawPath(request.url).endsWith(`/${token}`)) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
+    if (!isWellFormedToken(token) || !endsWithSegment(request.url, token)) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
     const lease = await store.lease(token);
     const settlement = settleLease(reply, lease, (error) => request.log.warn({ err: error }, 'could not settle a lease; it ends with its timeout'));
     try {
@@ -139,7 +142,12 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   });
 };
 
-function rawPath(url: string): string {
+/** True when the path of `url` (before any query) ends with `/segment`; compared in place, no substring per fetch. */
+function endsWithSegment(url: string, segment: string): boolean {
   const query = url.indexOf('?');
-  return query < 0 ? url : url.slice(0, query);
+  const end = query < 0 ? url.length : query;
+  const start = end - segment.length;
+  return start > 0 && url.charCodeAt(start - 1) === SLASH && url.startsWith(segment, start);
 }
+
+const SLASH = 0x2f;

@@ -49,7 +49,7 @@ export function parseFetchRequest(body: unknown): FetchRequest {
     if (!Array.isArray(columns)) {
       throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', { problem: 'notArray', got: columns });
     }
-    const bad = columns.filter((c) => typeof c !== 'string');
+    const bad = columns.every(isString) ? [] : columns.filter((c) => !isString(c));
     if (bad.length > 0) {
       throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', { problem: 'notStrings', bad });
     }
@@ -75,7 +75,7 @@ export function resolveFetch(request: FetchRequest, table: Table): ResolvedFetch
   let columns: string[] | undefined;
   if (request.columns !== undefined) {
     const known = namesOf(table);
-    const unknown = request.columns.filter((c) => !known.has(c));
+    const unknown = request.columns.every((c) => known.has(c)) ? [] : request.columns.filter((c) => !known.has(c));
     if (unknown.length > 0) {
       const available = table.schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
       throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', { problem: 'unknown', unknown, available });
@@ -83,6 +83,10 @@ export function resolveFetch(request: FetchRequest, table: Table): ResolvedFetch
     columns = [...request.columns];
   }
   return { sortedIds, columns };
+}
+
+function isString(value: unknown): boolean {
+  return typeof value === 'string';
 }
 
 function isIdLike(id: unknown): boolean {

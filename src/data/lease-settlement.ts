@@ -51,87 +51,147 @@ export interface LeaseSettlement {
  *   (and a failed commit cuts the response)
  */
 export function settleLease(reply: FastifyReply, lease: BodyLease, onSettleError: (error: unknown) => void): LeaseSettlement {
-  const res = reply.raw;
-  const socket = reply.request.raw.socket;
-  // Made only when a transfer asks for the signal (one with chunks for the pool): a small answer
-  // sent as one Buffer never does, and an AbortController per request showed in its profile.
-  let hangUp: AbortController | undefined;
-  let hungUp = false;
-  const abort = () => {
-    hungUp = true;
-    hangUp?.abort();
-  };
-  let sending = false;
-  let settled = false;
-  const renewal = setInterval(
-    () => {
-      lease.renew().then(
-        (held) => {
-          if (held || settled) return;
-          abort();
-          res.destroy(new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND')); // the lease on this token was lost
-        },
-        () => {}, // unreachable store: keep going; nobody else can take the lease meanwhile either
-      );
-    },
-    Math.max(10, lease.timeoutMs / 3),
-  );
-  renewal.unref();
-  const stopWatching = () => {
-    settled = true;
-    clearInterval(renewal);
-    socket.removeListener('close', onGone);
-  };
-  const release = async (): Promise<void> => {
-    if (settled) return;
-    stopWatching();
-    abort();
-    await lease.release();
-  };
-  const gone = () => res.destroyed || socket.destroyed;
-  function onGone(): void {
+  return new Settlement(reply, lease, onSettleError);
+}
+
+/**
+ * One object per transfer, its methods on the prototype: every fetch makes
+ * one, and a closure per method and listener, an AbortController and a
+ * renewal timer each showed as allocations and collector work in the
+ * small-requests profile.
+ */
+class Settlement implements LeaseSettlement {
+  readonly #res: FastifyReply['raw'];
+  readonly #socket: FastifyReply['raw']['socket'] & {};
+  readonly #lease: BodyLease;
+  readonly #onSettleError: (error: unknown) => void;
+  /** The one listener on the response's and the socket's 'close'. */
+  readonly #onGone = (): void => this.#gone();
+  /** Made only when a transfer asks for the signal (one with chunks for the pool): a small answer sent as one Buffer never does. */
+  #hangUp: AbortController | undefined;
+  #hungUp = false;
+  #sending = false;
+  #settled = false;
+  #renewal: NodeJS.Timeout | undefined;
+
+  constructor(reply: FastifyReply, lease: BodyLease, onSettleError: (error: unknown) => void) {
+    this.#res = reply.raw;
+    this.#socket = reply.request.raw.socket;
+    this.#lease = lease;
+    this.#onSettleError = onSettleError;
+    this.#res.on('close', this.#onGone);
+    this.#socket.on('close', this.#onGone);
+    renewLater(this);
+    // The client may have gone while the lease was being taken (an async store,
+    // an embedding app's async hook): 'close' then fired before we listened.
+    if (this.#isGone()) this.#abort();
+  }
+
+  get signal(): AbortSignal {
+    if (this.#hangUp === undefined) {
+      this.#hangUp = new AbortController();
+      if (this.#hungUp) this.#hangUp.abort();
+    }
+    return this.#hangUp.signal;
+  }
+
+  sending(): void {
+    this.#sending = true;
+    if (this.#isGone()) this.#gone();
+  }
+
+  async commit(): Promise<void> {
+    // Committing while most of the body still sits in our buffers would consume the token of a
+    // transfer the client may yet lose: wait until the socket handed it to the kernel (or the
+    // client went). The socket, not the response: an injected request's response never drains.
+    while (this.#socket.writableNeedDrain && !this.#isGone()) await drainOrClose(this.#socket);
+    if (this.#settled || this.#isGone()) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND'); // released on the hang-up
+    this.#stopWatching();
+    // No release after a failed commit: the store that failed it would fail that too, and a
+    // commit that timed out may have been recorded; the lease ends with its timeout.
+    let consumed: boolean;
+    try {
+      consumed = await this.#lease.commit();
+    } catch (error) {
+      this.#onSettleError(error);
+      throw error;
+    }
+    // Only an explicit false: a store written against the older `Promise<void>` cannot tell, and
+    // must not have every transfer cut.
+    if (consumed === false) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
+  }
+
+  fail(): Promise<void> {
+    return this.#release();
+  }
+
+  /**
+   * Starts renewing the lease, unless the transfer already settled: called at
+   * the end of the event-loop turn the lease was taken in (see renewLater).
+   */
+  armRenewal(): void {
+    if (this.#settled) return;
+    this.#renewal = setInterval(() => this.#renew(), Math.max(10, this.#lease.timeoutMs / 3));
+    this.#renewal.unref();
+  }
+
+  #renew(): void {
+    this.#lease.renew().then(
+      (held) => {
+        if (held || this.#settled) return;
+        this.#abort();
+        this.#res.destroy(new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND')); // the lease on this token was lost
+      },
+      () => {}, // unreachable store: keep going; nobody else can take the lease meanwhile either
+    );
+  }
+
+  #abort(): void {
+    this.#hungUp = true;
+    this.#hangUp?.abort();
+  }
+
+  #stopWatching(): void {
+    this.#settled = true;
+    if (this.#renewal !== undefined) clearInterval(this.#renewal);
+    this.#socket.removeListener('close', this.#onGone);
+  }
+
+  async #release(): Promise<void> {
+    if (this.#settled) return;
+    this.#stopWatching();
+    this.#abort();
+    await this.#lease.release();
+  }
+
+  #isGone(): boolean {
+    return this.#res.destroyed || this.#socket.destroyed;
+  }
+
+  #gone(): void {
+    if (this.#settled) return; // the response's own 'close' after a commit: nothing left to end
     // Before the response is sent, a chunk may still be reading the body: release comes from fail() or sending().
     // From an event there is no one to tell but the log; a store that fails to release lets the lease time out.
-    if (sending) release().catch(onSettleError);
-    else abort();
+    if (this.#sending) this.#release().catch(this.#onSettleError);
+    else this.#abort();
   }
-  res.once('close', onGone);
-  socket.once('close', onGone);
-  // The client may have gone while the lease was being taken (an async store,
-  // an embedding app's async hook): 'close' then fired before we listened.
-  if (gone()) abort();
-  return {
-    get signal() {
-      if (hangUp === undefined) {
-        hangUp = new AbortController();
-        if (hungUp) hangUp.abort();
-      }
-      return hangUp.signal;
-    },
-    sending() {
-      sending = true;
-      if (gone()) onGone();
-    },
-    async commit() {
-      // Committing while most of the body still sits in our buffers would consume the token of a
-      // transfer the client may yet lose: wait until the socket handed it to the kernel (or the
-      // client went). The socket, not the response: an injected request's response never drains.
-      while (socket.writableNeedDrain && !gone()) await drainOrClose(socket);
-      if (settled || gone()) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND'); // released on the hang-up
-      stopWatching();
-      // No release after a failed commit: the store that failed it would fail that too, and a
-      // commit that timed out may have been recorded; the lease ends with its timeout.
-      let consumed: boolean;
-      try {
-        consumed = await lease.commit();
-      } catch (error) {
-        onSettleError(error);
-        throw error;
-      }
-      // Only an explicit false: a store written against the older `Promise<void>` cannot tell, and
-      // must not have every transfer cut.
-      if (consumed === false) throw new S2SPError('S2SP_ERR_TOKEN_NOT_FOUND');
-    },
-    fail: release,
-  };
+}
+
+/**
+ * Settlements whose renewal is armed at the end of this event-loop turn.
+ * A small answer is leased, written and committed within the turn its
+ * request arrived in (every step a microtask), so it never needs a timer;
+ * a transfer still running when the turn ends gets one then, long before
+ * the first renewal is due (a third of the lease timeout).
+ */
+let toArm: Settlement[] = [];
+
+function renewLater(settlement: Settlement): void {
+  if (toArm.push(settlement) === 1) setImmediate(armPending);
+}
+
+function armPending(): void {
+  const batch = toArm;
+  toArm = [];
+  for (const settlement of batch) settlement.armRenewal();
 }

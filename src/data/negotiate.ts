@@ -21,10 +21,16 @@ export interface NegotiationSupport {
   codec(codec: IpcCodec): boolean;
 }
 
+/** The two formats without a codec, shared by every request (frozen: callers only read them). */
+const JSON_FORMAT: ResponseFormat = Object.freeze({ kind: 'json' });
+const ARROW_FORMAT: ResponseFormat = Object.freeze({ kind: 'arrow' });
+
 interface MediaRange {
   type: string;
   params: Map<string, string>;
   q: number;
+  /** The codecs the range lists (`codecs="lz4, zstd"`), normalised. */
+  codecs: string[];
 }
 
 /** Parses an Accept header into media ranges (lower-cased type, unquoted params). */
@@ -47,7 +53,7 @@ export function parseAccept(header: string): MediaRange[] {
         q = Number.isFinite(n) ? Math.min(Math.max(n, 0), 1) : 0;
       } else params.set(key, value);
     }
-    ranges.push({ type, params, q });
+    ranges.push({ type, params, q, codecs: parseCodecsParam(params.get('codecs')) });
   }
   return ranges;
 }
@@ -80,9 +86,8 @@ function splitOutsideQuotes(s: string, sep: string): string[] {
  * @throws S2SPError `S2SP_ERR_ACCEPT_UNSUPPORTED` when nothing acceptable is supported
  */
 export function negotiateFormat(accept: string | undefined, support: NegotiationSupport): ResponseFormat {
-  if (accept === undefined || accept.trim() === '') return { kind: 'json' };
-  const ranges = parseAccept(accept);
-  const listed = listedKnownCodecs(ranges);
+  if (accept === undefined || accept.trim() === '') return JSON_FORMAT;
+  const { ranges, listed } = parsedAccept(accept);
   // Only listed codecs are asked about, so a codec's native addon loads only when a client wants it.
   const usable = support.arrow ? listed.filter((codec) => support.codec(codec)) : [];
   let best: { format: ResponseFormat; q: number } | undefined;
@@ -94,20 +99,48 @@ export function negotiateFormat(accept: string | undefined, support: Negotiation
   return best.format;
 }
 
+/** An Accept header parsed, with the known codecs it lists (never mutated: shared by every request that sends it). */
+interface ParsedAccept {
+  readonly ranges: readonly MediaRange[];
+  readonly listed: readonly IpcCodec[];
+}
+
+/** Distinct Accept headers kept parsed: clients send a handful, and a client that sends ever new ones must not grow memory. */
+const MAX_PARSED_ACCEPTS = 64;
+const parsedAccepts = new Map<string, ParsedAccept>();
+
+/**
+ * The parse of `accept`, kept per header string: every fetch negotiates, and
+ * parsing the same header character by character again cost about a
+ * microsecond a request (bench/small-requests profile). Only the parse is
+ * kept; the choice still asks `support` each time, since a codec's
+ * availability can change (registerIpcCodec).
+ */
+function parsedAccept(accept: string): ParsedAccept {
+  let parsed = parsedAccepts.get(accept);
+  if (parsed === undefined) {
+    const ranges = parseAccept(accept);
+    parsed = { ranges, listed: listedKnownCodecs(ranges) };
+    if (parsedAccepts.size >= MAX_PARSED_ACCEPTS) parsedAccepts.clear();
+    parsedAccepts.set(accept, parsed);
+  }
+  return parsed;
+}
+
 /** The codecs we know that ranges with q > 0 list, in the client's order, once each. */
 function listedKnownCodecs(ranges: readonly MediaRange[]): IpcCodec[] {
   const out: IpcCodec[] = [];
   for (const range of ranges) {
     if (range.q <= 0) continue;
-    for (const codec of listedCodecs(range)) if (isIpcCodec(codec) && !out.includes(codec)) out.push(codec);
+    for (const codec of range.codecs) if (isIpcCodec(codec) && !out.includes(codec)) out.push(codec);
   }
   return out;
 }
 
 function candidates(support: NegotiationSupport, codecs: readonly IpcCodec[]): ResponseFormat[] {
-  const out: ResponseFormat[] = [{ kind: 'json' }];
+  const out: ResponseFormat[] = [JSON_FORMAT];
   if (support.arrow) for (const codec of codecs) out.push({ kind: 'arrow', codec });
-  if (support.arrow) out.push({ kind: 'arrow' });
+  if (support.arrow) out.push(ARROW_FORMAT);
   return out;
 }
 
@@ -132,18 +165,13 @@ function matchSpecificity(format: ResponseFormat, range: MediaRange): number {
     if (range.type === 'application/*') return 1;
     return range.type === '*/*' ? 0 : -1;
   }
-  const codecs = listedCodecs(range);
+  const codecs = range.codecs;
   if (format.codec !== undefined) {
     return range.type === ARROW_STREAM_TYPE && codecs.includes(format.codec) ? 3 : -1;
   }
   if (range.type === ARROW_STREAM_TYPE) return codecs.length === 0 ? 2 : -1;
   if (range.type === 'application/*') return 1;
   return range.type === '*/*' ? 0 : -1;
-}
-
-/** The codecs a range lists (`codecs="lz4, zstd"`), normalised. */
-function listedCodecs(range: MediaRange): string[] {
-  return parseCodecsParam(range.params.get('codecs'));
 }
 
 function unsupportedParams(

@@ -4,11 +4,11 @@
  * Table, no stream. The bytes equal what the chunked path writes (the same
  * per-column writers over the same values; test/data/encoder-core.test.ts).
  */
-import { JSON_BODY_OPEN, JSON_ROW_SEPARATOR, jsonBodyClose } from '../protocol/json-body-bytes.js';
+import { JSON_BODY_OPEN, JSON_ROW_SEPARATOR, jsonBodyCloseParts } from '../protocol/json-body-bytes.js';
 import { batchOfRow, type SelectionPlan } from '../table/selection-plan.js';
 import { ByteWriter } from './byte-writer.js';
 import { CLOSE_BRACE } from './bytes.js';
-const NAMES_MEMO = 'json:names';
+const CLOSE_MEMO = 'json:close';
 
 /**
  * Scratch space reused by every call: the document is copied out once at
@@ -52,7 +52,10 @@ export function selectionJson(plan: SelectionPlan, ids: ArrayLike<number>): Buff
       w.ensure(1);
       w.buf[w.pos++] = CLOSE_BRACE;
     }
-    w.utf8(jsonBodyClose(ids.length, namesOf(plan)));
+    const close = closeOf(plan);
+    w.bytes(close.head);
+    w.integer(ids.length);
+    w.bytes(close.tail);
     const out = Buffer.allocUnsafe(w.pos);
     out.set(w.buf.subarray(0, w.pos));
     return out;
@@ -62,8 +65,12 @@ export function selectionJson(plan: SelectionPlan, ids: ArrayLike<number>): Buff
   }
 }
 
-function namesOf(plan: SelectionPlan): string[] {
-  let names = plan.memo.get(NAMES_MEMO) as string[] | undefined;
-  if (names === undefined) plan.memo.set(NAMES_MEMO, (names = plan.fields.map((f) => f.name)));
-  return names;
+/** The document's closing around its row count, as bytes kept per projection (the same for every answer of it). */
+function closeOf(plan: SelectionPlan): { head: Uint8Array; tail: Uint8Array } {
+  let close = plan.memo.get(CLOSE_MEMO) as { head: Uint8Array; tail: Uint8Array } | undefined;
+  if (close === undefined) {
+    const { head, tail } = jsonBodyCloseParts(plan.fields.map((f) => f.name));
+    plan.memo.set(CLOSE_MEMO, (close = { head: Buffer.from(head), tail: Buffer.from(tail) }));
+  }
+  return close;
 }

@@ -24,5 +24,11 @@ export const JSON_ROW_SEPARATOR = 0x2c;
 
 /** The document's closing after its last row: `],"total_rows":k,"columns_returned":[...]}`. */
 export function jsonBodyClose(totalRows: number, columns: readonly string[]): string {
-  return `],"${TOTAL_ROWS_KEY}":${totalRows},"${COLUMNS_RETURNED_KEY}":${JSON.stringify(columns)}}`;
+  const { head, tail } = jsonBodyCloseParts(columns);
+  return `${head}${totalRows}${tail}`;
+}
+
+/** The closing's two parts around the row count, which depend on the columns only (a writer can keep them per projection). */
+export function jsonBodyCloseParts(columns: readonly string[]): { head: string; tail: string } {
+  return { head: `],"${TOTAL_ROWS_KEY}":`, tail: `,"${COLUMNS_RETURNED_KEY}":${JSON.stringify(columns)}}` };
 }

@@ -7,11 +7,25 @@
 import { RecordBatch, Schema, Struct, Table, makeData } from 'apache-arrow';
 import { ROW_ID } from '../protocol/row-id.js';
 
+/** Lists up to this long are sorted by insertion in a plain array: no typed array to allocate (a small fetch's ids). */
+const INSERTION_SORT_MAX = 64;
+
 /** Sorts ids ascending and drops duplicates (the reference collapses them). */
 export function sortedUniqueIds(ids: readonly number[]): number[] {
-  const sorted = Int32Array.from(ids).sort();
+  const n = ids.length;
+  let sorted: ArrayLike<number>;
+  if (n <= INSERTION_SORT_MAX) {
+    const small = ids.slice();
+    for (let i = 1; i < n; i++) {
+      const v = small[i];
+      let j = i - 1;
+      for (; j >= 0 && small[j] > v; j--) small[j + 1] = small[j];
+      small[j + 1] = v;
+    }
+    sorted = small;
+  } else sorted = new Int32Array(ids).sort();
   const out: number[] = [];
-  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) out.push(sorted[i]);
+  for (let i = 0; i < n; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) out.push(sorted[i]);
   return out;
 }
 

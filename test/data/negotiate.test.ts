@@ -69,3 +69,14 @@ test('only codecs a client lists are asked about (a codec may load a native addo
   );
   assert.deepEqual(asked, ['zstd']);
 });
+
+test('an Accept header seen before is decided again: its parse is kept, not the answer (a codec can come and go)', () => {
+  const accept = `${ARROW}; codecs="lz4", application/json;q=0.1`;
+  let lz4 = true;
+  const support: NegotiationSupport = { arrow: true, codec: (codec) => codec === 'lz4' && lz4 };
+  assert.deepEqual(negotiateFormat(accept, support), { kind: 'arrow', codec: 'lz4' });
+  lz4 = false;
+  assert.deepEqual(negotiateFormat(accept, support), { kind: 'json' });
+  lz4 = true;
+  assert.deepEqual(negotiateFormat(accept, support), { kind: 'arrow', codec: 'lz4' });
+});

@@ -37,6 +37,17 @@ test('sortedUniqueIds sorts numerically and collapses duplicates', () => {
   for (const [input, expected] of cases) assert.deepEqual(sortedUniqueIds(input), expected, JSON.stringify(input));
 });
 
+test('sortedUniqueIds: short lists (sorted by insertion) and long ones (typed sort) give the same order', () => {
+  let seed = 7;
+  const next = () => (seed = (seed * 48271) % 2147483647) % 500;
+  for (const length of [1, 2, 63, 64, 65, 300]) {
+    const ids = Array.from({ length }, next);
+    const expected = [...new Set(ids)].sort((a, b) => a - b);
+    assert.deepEqual(sortedUniqueIds(ids), expected, `length ${length}`);
+    assert.deepEqual(sortedUniqueIds(expected), expected, `length ${length}, already sorted`);
+  }
+});
+
 test('idRuns splits ascending ids into consecutive runs', () => {
   assert.deepEqual(idRuns([]), []);
   assert.deepEqual(idRuns([0, 1, 2, 5, 7, 8]), [

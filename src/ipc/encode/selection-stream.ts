@@ -107,8 +107,7 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
   if (ipc === null || plan.body.batches.length === 0) return undefined;
   const n = ids.length;
   // Where each row lives: its stored batch and its index there.
-  const batchAt = new Int32Array(n);
-  const rowAt = new Int32Array(n);
+  const { batchAt, rowAt, nullCounts } = scratchFor(n, ipc.columns.length);
   let b = 0;
   for (let k = 0; k < n; k++) {
     const id = ids[k];
@@ -120,7 +119,6 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
   // Sizes first (the metadata needs every region before a body byte is written).
   const nodes: FieldNode[] = [];
   const regions: BufferRegion[] = [];
-  const nullCounts = new Int32Array(width);
   let bodyLength = 0;
   const region = (bytes: number) => {
     regions.push(new BufferRegion(bodyLength, padTo8(bytes)));
@@ -159,7 +157,6 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
   out.set(ipc.schema, 0);
   out.set(metadata, ipc.schema.byteLength);
   const bodyStart = ipc.schema.byteLength + metadata.byteLength;
-  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   let r = 0; // region index
   for (let c = 0; c < width; c++) {
     const column = ipc.columns[c];
@@ -196,7 +193,7 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
     } else {
       const bytesAt = bodyStart + Number(regions[r++].offset);
       let offset = 0;
-      view.setInt32(at, 0, true);
+      out.writeInt32LE(0, at);
       for (let k = 0; k < n; k++) {
         const offsets = chunks[batchAt[k]].valueOffsets as Int32Array;
         const src = sources[batchAt[k]];
@@ -206,12 +203,33 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
         if (end - start > 64) out.set(src.subarray(start, end), bytesAt + offset);
         else for (let j = start, to = bytesAt + offset; j < end; j++, to++) out[to] = src[j];
         offset += end - start;
-        view.setInt32(at + 4 * (k + 1), offset, true);
+        out.writeInt32LE(offset, at + 4 * (k + 1));
       }
     }
   }
   out.set(END_OF_STREAM, total - END_OF_STREAM.byteLength);
   return out;
+}
+
+/**
+ * Per-row and per-column scratch space shared by every call (one runs at a
+ * time: the function never yields). Typed arrays over 64 bytes live outside
+ * V8's heap, so making three per request cost an allocation each and work
+ * for the collector, which the small-requests profile showed.
+ */
+let scratch = scratchOf(64, 16);
+/** Larger selections get arrays of their own, so one big inline answer does not pin its scratch. */
+const SCRATCH_KEEP_ROWS = 64 * 1024;
+
+function scratchOf(rows: number, columns: number) {
+  return { batchAt: new Int32Array(rows), rowAt: new Int32Array(rows), nullCounts: new Int32Array(columns) };
+}
+
+function scratchFor(rows: number, columns: number): typeof scratch {
+  if (scratch.batchAt.length >= rows && scratch.nullCounts.length >= columns) return scratch;
+  const made = scratchOf(Math.max(rows, scratch.batchAt.length), Math.max(columns, scratch.nullCounts.length));
+  if (rows <= SCRATCH_KEEP_ROWS) scratch = made;
+  return made;
 }
 
 /** Row `i` of stored batch `b` is valid (take-rows.ts reads validity the same way). */
