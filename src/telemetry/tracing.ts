@@ -52,7 +52,8 @@ export interface TraceSpan {
 export const tracingAvailable = API !== undefined;
 
 /**
- * Starts a span, or returns undefined without `@opentelemetry/api`.
+ * Starts a span, or returns undefined without `@opentelemetry/api` or when
+ * the span would record nothing (no tracer provider, or not sampled).
  * @param parent a span of ours, a `traceparent` (malformed ones are ignored), or undefined for the ambient context
  */
 export function startSpan(name: string, role: SpanRole, parent: SpanParent, attributes: SpanAttributes = {}): TraceSpan | undefined {
@@ -60,6 +61,10 @@ export function startSpan(name: string, role: SpanRole, parent: SpanParent, attr
   const parentContext = contextOf(API, parent);
   const kind = role === 'server' ? API.SpanKind.SERVER : role === 'client' ? API.SpanKind.CLIENT : API.SpanKind.INTERNAL;
   const span = API.trace.getTracer(TRACER_NAME).startSpan(name, { kind, attributes: defined(attributes) }, parentContext);
+  // No tracer provider registered (the API installed for someone else's sake), or a sampler that
+  // dropped it: nothing would be recorded, so nothing is kept per request either (the small-requests
+  // bench paid hooks, a wrapped body stream and context objects for no-op spans).
+  if (!span.isRecording()) return undefined;
   return handleOf(API, span, API.trace.setSpan(parentContext, span));
 }
 
