@@ -53,7 +53,7 @@ export interface CodecSummary {
 }
 
 await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows x 10 columns', async (flags) => {
-  const reps = flags.reps ?? (flags.quick ? 3 : 5);
+  const reps = flags.reps ?? (flags.quick ? 2 : 5);
   const budgetMs = flags.quick ? 40_000 : 120_000;
   progress(`starting the s2sp server (${ROWS.toLocaleString('en-US')} rows)`);
   const server = await ServerChild.start(

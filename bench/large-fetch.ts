@@ -74,7 +74,7 @@ export interface CaseSummary {
 }
 
 await runScenario('large-fetch', 'Large fetch: 1M rows x 10 columns', async (flags) => {
-  const reps = flags.reps ?? (flags.quick ? 2 : 7);
+  const reps = flags.reps ?? (flags.quick ? 1 : 7);
   const caseBudgetMs = flags.quick ? 45_000 : 150_000;
   progress(`starting the s2sp and naive servers (${ROWS.toLocaleString('en-US')} rows each)`);
   const [s2sp, naive] = await Promise.all([

@@ -37,8 +37,8 @@ interface Measured {
 }
 
 await runScenario('redis-cluster', 'Shared store: one Redis node against a three-master Redis Cluster', async (flags) => {
-  const seconds = flags.duration ?? (flags.quick ? 3 : 10);
-  const reps = flags.reps ?? (flags.quick ? 2 : 5);
+  const seconds = flags.duration ?? (flags.quick ? 2 : 10);
+  const reps = flags.reps ?? (flags.quick ? 1 : 5);
   progress('starting one redis-server and a three-master cluster');
   const single = await startRedisServer();
   const cluster = await startRedisCluster();

@@ -60,7 +60,7 @@ interface Summary {
 
 await runScenario('small-requests', 'Small requests under load: 50 rows x 3 columns, autocannon', async (flags) => {
   const duration = flags.duration ?? (flags.quick ? 2 : 10);
-  const reps = flags.reps ?? (flags.quick ? 2 : 3);
+  const reps = flags.reps ?? (flags.quick ? 1 : 3);
   progress('starting the s2sp server (single-use tokens of one cached body)');
   const [server, naive] = await Promise.all([
     ServerChild.start(

@@ -16,7 +16,7 @@
  * Each fresh body is a new copy (mint-cold): nothing of it is encoded before
  * its put. The four are interleaved, rotating who goes first.
  *
- *   node dist/bench/think-time.js [--quick] [--reps N] [--gap S]
+ *   node dist/bench/think-time.js [--quick] [--reps N] [--gap S]   (quick: 1 round, a 2 s gap)
  */
 import { unlinkSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -51,9 +51,10 @@ interface FormSummary {
 }
 
 await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while the LLM reads the abstract', async (flags) => {
-  const reps = flags.reps ?? (flags.quick ? 2 : 5);
+  const reps = flags.reps ?? (flags.quick ? 1 : 5);
+  // Quick: a 2 s gap (preparing a 1M x 10 body as JSON takes ~1 s on two idle cores) and one round.
   const gapAt = flags.argv.indexOf('--gap');
-  const gapSeconds = gapAt >= 0 ? Number(flags.argv[gapAt + 1]) : 3;
+  const gapSeconds = gapAt >= 0 ? Number(flags.argv[gapAt + 1]) : flags.quick ? 2 : 3;
   if (!Number.isFinite(gapSeconds) || gapSeconds < 0) throw new Error(`--gap needs seconds >= 0, got ${flags.argv[gapAt + 1]}`);
   const formBudgetMs = flags.quick ? 60_000 : 180_000;
   progress(`starting the s2sp server (${ROWS.toLocaleString('en-US')} rows)`);
