@@ -85,8 +85,8 @@ export interface PreparationHost {
   prepare(body: CachedBody, form: PreparedForm, signal: AbortSignal): Promise<void>;
   /** Aborts once the cache drops the body or has no room for it. */
   signalFor(body: CachedBody): AbortSignal;
-  /** Drops the body's cached forms when the store no longer holds it. */
-  dropUnlessHeld(bodyId: string): void;
+  /** Drops the body's cached forms (the store let go of the body). */
+  drop(bodyId: string): void;
 }
 
 /** One minted body this process may prepare: its origin, and each form under way. */
@@ -187,7 +187,7 @@ export class BodyPreparation {
     for (const id of [...this.#jobs.keys()]) {
       if (!this.#store.holdsBody(id)) {
         this.#end(id);
-        this.#host.dropUnlessHeld(id);
+        this.#host.drop(id);
       }
     }
   }

@@ -134,7 +134,7 @@ export class EncoderCore {
       can: this.#pool !== undefined && this.#cache !== undefined,
       prepare: (body, form, signal) => this.prepare(body, form, signal),
       signalFor: (body) => this.#cache!.signalFor(body),
-      dropUnlessHeld: (bodyId) => this.#cache!.dropUnlessHeld(bodyId, options.store, ''),
+      drop: (bodyId) => this.#cache!.delete(bodyId),
     });
   }
 
@@ -397,11 +397,7 @@ function readyEncodedParts(plan: ChunkPlan): Uint8Array[] | undefined {
     if (codec === 'json') {
       const rows = plan.encodedCache.peekJson(plan.body, first, end);
       if (rows === undefined) return undefined;
-      for (const part of rows) {
-        if (part.byteLength === 0) continue;
-        if (parts.length > 0) parts.push(ROW_SEPARATOR);
-        parts.push(part);
-      }
+      joinRows(parts, rows);
       continue;
     }
     for (let k = first; k < end; k++) {
@@ -425,8 +421,12 @@ async function cachedJsonParts(plan: ChunkPlan, { first, end }: StoredBatches): 
     const encode = () => encodeAnywhere(plan, chunk, plan.table, plan.columns).then((parts) => (parts.length === 1 ? parts[0] : concatParts(parts)));
     batches.push(plan.encodedCache!.jsonBatch(plan.body, k, encode, plan.preparing ? plan.signal : undefined));
   }
-  const parts: Uint8Array[] = [];
-  for (const rows of await Promise.all(batches)) {
+  return joinRows([], await Promise.all(batches));
+}
+
+/** Appends the JSON rows of whole batches to `parts`, a separator between non-empty ones; returns `parts`. */
+function joinRows(parts: Uint8Array[], batches: readonly Uint8Array[]): Uint8Array[] {
+  for (const rows of batches) {
     if (rows.byteLength === 0) continue;
     if (parts.length > 0) parts.push(ROW_SEPARATOR);
     parts.push(rows);

@@ -99,7 +99,7 @@ function recordingHost(cache = new EncodedBatchCache()) {
       await aborted(signal);
     },
     signalFor: (body) => cache.signalFor(body),
-    dropUnlessHeld: () => {},
+    drop: () => {},
   };
   return { host, asked, cache };
 }
