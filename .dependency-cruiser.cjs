@@ -6,6 +6,7 @@
  *   table/     rows <-> Arrow              imports protocol/, ipc/, json/, no plane
  *   json/      JSON for Arrow              imports protocol/, table/, errors.ts, no plane
  *   ipc/       Arrow IPC framing           imports protocol/, table/, no plane
+ *   sql/       query_rows' engine (DuckDB) imports protocol/, table/, errors.ts, no plane
  *   cache/     the body stores             the place control/ and data/ meet
  *   control/   MCP tools (control plane)   never data/
  *   data/      HTTP fetches (data plane)   never control/
@@ -52,7 +53,7 @@ module.exports = {
       name: 'libraries-import-no-plane',
       comment: 'table/, json/, ipc/ and protocol/ are shared by every plane, so they import none of them.',
       severity: 'error',
-      from: { path: '^src/(table|json|ipc|protocol)/' },
+      from: { path: '^src/(table|json|ipc|protocol|sql)/' },
       to: { path: PLANES },
     },
     {

@@ -636,6 +636,83 @@ export const ERRORS = {
     status: 500,
     message: (p: { reason: string }) => `a tool call of the demo failed: ${quoteInput(p.reason)}`,
   },
+  S2SP_ERR_QUERY_ARG_INVALID: {
+    status: 400,
+    message: situations({
+      sqlEmpty: () => 'sql must be a non-empty string holding one SELECT statement',
+      tablesNotObject: (p: { got: unknown }) =>
+        `tables must be an object mapping each table name in the SQL to a resource_url, e.g. {"orders": "http://..."}, got ${describeValue(p.got)}`,
+      tablesEmpty: () => 'tables names no table; map each table name in the SQL to the resource_url a resource tool returned',
+      tableSource: (p: { table: string; got: unknown }) =>
+        `tables[${quoteInput(p.table)}] must be a resource_url (http or https) or a ddi:// handle, got ${describeValue(p.got)}`,
+      ddiNotDelivered: (p: { table: string }) =>
+        `tables[${quoteInput(p.table)}] is a ddi:// handle, which the agent's SDK replaces with the rows it holds (tables_data); ` +
+        'call this tool through an S2SP-aware client (s2sp/ai-sdk, s2sp/langchain, ...), or use mode "async" and pass the resource_url',
+      tableTwice: (p: { table: string }) => `the table ${quoteInput(p.table)} is named in both tables and tables_data; name each table once`,
+      tableDataNotRows: (p: { table: string }) => `tables_data[${quoteInput(p.table)}] must be a string holding a JSON array of rows`,
+    }),
+  },
+  S2SP_ERR_QUERY_SQL_INVALID: {
+    status: 400,
+    message: situations({
+      /** Refused before any source was fetched: the source tokens are still unspent. */
+      rejected: (p: { detail: string }) =>
+        `the SQL was refused before any source was fetched (the resource_urls are still unused): ${cut(p.detail, SERVER_TEXT_MAX_CHARS)}`,
+      /** Failed once the sources were being fetched: their tokens may be spent. */
+      failed: (p: { detail: string }) =>
+        `the SQL failed against the fetched tables (a resource_url read to its end is spent; call its resource tool again for a fresh one): ${cut(p.detail, SERVER_TEXT_MAX_CHARS)}`,
+      duplicateColumn: (p: { column: string }) =>
+        `the result has two columns named ${quoteInput(p.column)}; name each result column once (SELECT a.id AS order_id, b.id AS customer_id, ...)`,
+    }),
+  },
+  S2SP_ERR_QUERY_TABLE_UNKNOWN: {
+    status: 400,
+    message: (p: { name: string; known: readonly string[] }) =>
+      `the SQL reads the table ${quoteInput(p.name)}, which tables does not name (it names ${p.known.map((k) => quoteInput(k)).join(', ')}); ` +
+      'the resource_urls are still unused: add the table to tables, or fix its name in the SQL',
+  },
+  S2SP_ERR_QUERY_NOT_ALLOWED: {
+    status: 403,
+    message: situations({
+      statements: (p: { count: number }) => `sql must hold exactly one statement, a SELECT; it holds ${p.count}`,
+      statementType: (p: { type: string }) => `sql must be a SELECT (or WITH ... SELECT); this is a ${p.type} statement`,
+      tableFunction: (p: { name: string }) =>
+        `the query calls the table function ${quoteInput(p.name)}; query_rows reads only its tables (and range, generate_series, unnest), never files or the network`,
+      sandbox: (p: { detail: string }) =>
+        `the query tried to reach something outside its tables (files, the network, settings, extensions), which query_rows does not allow: ${cut(p.detail, SERVER_TEXT_MAX_CHARS)}`,
+    }),
+  },
+  S2SP_ERR_QUERY_SOURCE_FAILED: {
+    status: 502,
+    message: (p: { table: string; code: string; detail: string }) => `the table ${quoteInput(p.table)} could not be fetched (${p.code}): ${p.detail}`,
+  },
+  S2SP_ERR_QUERY_TOO_LARGE: {
+    status: 507,
+    message: situations({
+      result: (p: { limitBytes: number }) =>
+        `the query's result outgrew ${p.limitBytes} bytes, the most the body store can hold; aggregate it, select fewer columns, or add a WHERE or LIMIT`,
+      memory: (p: { detail: string }) =>
+        `the query needs more memory than the engine may use: ${cut(p.detail, SERVER_TEXT_MAX_CHARS)}; aggregate or filter earlier in the query`,
+    }),
+  },
+  S2SP_ERR_QUERY_TIMEOUT: {
+    status: 504,
+    message: (p: { limitMs: number }) =>
+      `the query ran past its time limit of ${p.limitMs} ms and was stopped; make it cheaper (filter before joining, aggregate), or ask for a longer limit`,
+  },
+  S2SP_ERR_QUERY_TYPE_UNSUPPORTED: {
+    status: 400,
+    message: situations({
+      source: (p: { table: string; column: string; type: string }) =>
+        `column ${quoteInput(p.column)} of the table ${quoteInput(p.table)} has the Arrow type ${p.type}, which the SQL engine cannot hold exactly ` +
+        '(README, "query_rows" > "Types")',
+      result: (p: { column: string; type: string }) =>
+        `result column ${quoteInput(p.column)} has the engine type ${p.type}, which has no exact Arrow counterpart here; ` +
+        `cast it in the SQL (CAST(... AS VARCHAR), or a number or date type)`,
+      hugeintRange: (p: { column: string }) =>
+        `result column ${quoteInput(p.column)} holds an integer of more than 38 digits, beyond Decimal(38, 0); cast it to DOUBLE or VARCHAR`,
+    }),
+  },
   S2SP_ERR_CLI_PACKAGE_MISSING: {
     status: 500,
     /** `purpose` completes "NAME is needed for ..."; `install` is the npm install argument (name, or 'name@range'). */

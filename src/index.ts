@@ -25,6 +25,7 @@ export {
   type ConsumerToolHandler,
   type ConsumerToolOptions,
 } from './control/consumer-tool.js';
+export { registerQueryTool, type QueryToolOptions } from './control/query-tool.js';
 export type { Envelope } from './control/envelope.js';
 
 // The data plane on an app of your own, and its worker threads

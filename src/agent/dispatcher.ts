@@ -8,7 +8,8 @@
  *   2025 shape, the reference's), or, on a 2026-07-28 call, as JSON text in
  *   the result's `_meta` (SYNC_BODY_META_KEY) beside envelopes without it;
  * - before a tool call whose `resource_url` is a `ddi://` handle, the handle
- *   is swapped for `body_data` (the buffered rows as JSON), single use.
+ *   is swapped for `body_data` (the buffered rows as JSON), single use; a
+ *   query_rows call's `tables` handles move to `tables_data` the same way.
  *
  * Everything else passes through as the same object, so wrapping every
  * call costs one parse per envelope-looking text block. Parsing and writing
@@ -35,7 +36,7 @@ export class S2SPDispatcher {
 
   /** @param buffer share one buffer between dispatchers of several servers; a new one by default */
   /** Bodies taken by beforeToolCall whose call has not succeeded yet, keyed by the arguments that carry them. */
-  private readonly inFlight = new WeakMap<object, { handle: string; bodyText: string }>();
+  private readonly inFlight = new WeakMap<object, readonly Taken[]>();
 
   constructor(buffer: DdiBuffer = new DdiBuffer()) {
     if (!(buffer instanceof DdiBuffer)) throw invalidOption('buffer', 'a DdiBuffer', buffer);
@@ -89,27 +90,51 @@ export class S2SPDispatcher {
   }
 
   /**
-   * Delivers a buffered body to a consumer tool.
+   * Delivers buffered bodies to a tool call: a consumer tool's `resource_url`
+   * handle, and query_rows' `tables` handles.
    * @param args the tool arguments the LLM chose
-   * @returns new arguments with `resource_url` removed and `body_data` set to the
-   *   buffered body's JSON text (overriding any `body_data` the LLM passed), or
-   *   `args` itself when `resource_url` is not a `ddi://` handle
-   * @throws S2SPError `S2SP_ERR_DDI_HANDLE_UNKNOWN` for an unknown or used handle
+   * @returns new arguments, or `args` itself when they hold no `ddi://` handle:
+   *   a `resource_url` handle is removed and `body_data` set to the buffered
+   *   body's JSON text (overriding any `body_data` the LLM passed); each
+   *   handle among `tables`' values moves to `tables_data` under its table name
+   * @throws S2SPError `S2SP_ERR_DDI_HANDLE_UNKNOWN` for an unknown or used handle (no handle of the call is spent)
    */
   beforeToolCall(args: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-    if (args === undefined || args === null || !isDdiHandle(args.resource_url)) return args;
-    const handle = args.resource_url;
-    const bodyText = this.buffer.take(handle);
-    const { resource_url: _handle, ...rest } = args;
-    const delivered = { ...rest, body_data: bodyText };
-    this.inFlight.set(delivered, { handle, bodyText });
+    if (args === undefined || args === null) return args;
+    const tables = isPlainObject(args.tables) ? args.tables : undefined;
+    const tableHandles = tables === undefined ? [] : Object.entries(tables).filter(([, value]) => isDdiHandle(value));
+    if (!isDdiHandle(args.resource_url) && tableHandles.length === 0) return args;
+    const taken: Taken[] = [];
+    const take = (handle: string): string => {
+      const bodyText = this.buffer.take(handle);
+      taken.push({ handle, bodyText });
+      return bodyText;
+    };
+    let delivered: Record<string, unknown>;
+    try {
+      delivered = { ...args };
+      if (isDdiHandle(args.resource_url)) {
+        delete delivered.resource_url;
+        delivered.body_data = take(args.resource_url);
+      }
+      if (tableHandles.length > 0) {
+        const tablesData = isPlainObject(args.tables_data) ? { ...args.tables_data } : {};
+        for (const [name, handle] of tableHandles) tablesData[name] = take(handle as string);
+        delivered.tables = Object.fromEntries(Object.entries(tables!).filter(([, value]) => !isDdiHandle(value)));
+        delivered.tables_data = tablesData;
+      }
+    } catch (error) {
+      this.#putBack(taken);
+      throw error;
+    }
+    this.inFlight.set(delivered, taken);
     return delivered;
   }
 
   /**
    * The call that carried `delivered` (what beforeToolCall returned) failed
    * before the tool ran to completion: put its rows back under the same
-   * handle, so a retry loses nothing (single use is committed on success, as
+   * handles, so a retry loses nothing (single use is committed on success, as
    * on the data plane, SPEC 3.4).
    */
   restore(delivered: Record<string, unknown> | undefined): void {
@@ -117,8 +142,22 @@ export class S2SPDispatcher {
     const taken = this.inFlight.get(delivered);
     if (taken === undefined) return;
     this.inFlight.delete(delivered);
-    this.buffer.restore(taken.handle, taken.bodyText);
+    this.#putBack(taken);
   }
+
+  #putBack(taken: readonly Taken[]): void {
+    for (const { handle, bodyText } of taken) this.buffer.restore(handle, bodyText);
+  }
+}
+
+/** A body beforeToolCall took from the buffer, kept until its call succeeds. */
+interface Taken {
+  handle: string;
+  bodyText: string;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The envelope in a text block, or undefined; only object-looking text is parsed. */

@@ -1,7 +1,8 @@
 /**
  * `s2sp consumer`: serves the consumer tool `summarize_rows` (SPEC 2.2), which
  * answers per-column statistics of the merged rows, and a PNG chart of them
- * for people (rows-chart.ts).
+ * for people (rows-chart.ts); and `query_rows`, SQL over the bodies of
+ * resource servers whose results it serves from its own data plane.
  */
 import type { ToolResult as CallToolResult } from '../control/tool-host.js';
 import { isS2SPError } from '../errors.js';
@@ -16,6 +17,8 @@ export interface ConsumerFlags extends TransportFlags {
   /** Origins beyond loopback that resource_url may point at. */
   allowOrigins: string[];
   maxBodyBytes?: number;
+  /** Time limit of one query_rows query in ms (default 30,000). */
+  queryTimeoutMs?: number;
 }
 
 /** The consumer tool's name. */
@@ -42,6 +45,7 @@ export async function createConsumerServer(flags: ConsumerFlags): Promise<S2SPSe
       return { content: [{ type: 'text', text: JSON.stringify(summary) }, ...(await chartContent(rows))] };
     },
   );
+  server.queryTool({ timeLimitMs: flags.queryTimeoutMs });
   return server;
 }
 
@@ -76,6 +80,7 @@ function leftOutNote(leftOut: readonly LeftOutColumn[]): string {
 /** Runs `s2sp consumer` until the transport closes. */
 export async function runConsumer(flags: ConsumerFlags, log: (line: string) => void): Promise<S2SPServer> {
   const server = await createConsumerServer(flags);
-  await listenForTransport(server, flags, log, false);
+  // query_rows' results are served from this server's own data plane.
+  await listenForTransport(server, flags, log, true);
   return server;
 }

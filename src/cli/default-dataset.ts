@@ -5,7 +5,7 @@
  * `import`, so we resolve the package entry and walk to it.
  */
 import { dirname, join } from 'node:path';
-import { resolveOptional } from './optional-package.js';
+import { resolveOptional } from '../optional-package.js';
 
 /**
  * Absolute path of a file in vega-datasets' `data/` folder.

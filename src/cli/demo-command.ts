@@ -21,7 +21,7 @@ import { redactTokensInUrl } from '../protocol/token.js';
 import { SUMMARIZE_TOOL } from './consumer-command.js';
 import { defaultDatasetPath } from './default-dataset.js';
 import { loadTokenCounter, TOKENIZER_NAME } from './token-count.js';
-import { importOptional } from './optional-package.js';
+import { importOptional } from '../optional-package.js';
 
 /** Flags of `s2sp demo`. */
 export interface DemoFlags {

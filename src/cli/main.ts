@@ -36,8 +36,13 @@ const USAGE = `Usage:
       Optional packages, loaded when needed: vega-datasets (the bundled feed),
       parquet-wasm (Parquet files), gpt-tokenizer (demo token counts).
   s2sp consumer [--transport stdio|http] [--host H] [--port P]
-                [--allow-origin URL]... [--max-body-bytes N] [--no-metrics] [HTTP OPTIONS]
-      Serve the consumer tool summarize_rows.
+                [--allow-origin URL]... [--max-body-bytes N] [--query-timeout-ms MS]
+                [--no-metrics] [HTTP OPTIONS]
+      Serve the consumer tool summarize_rows, and query_rows: SQL (DuckDB) over
+      the bodies of one or more resource servers, answered as a body this
+      server holds behind its own data plane (README, "query_rows"; needs the
+      optional package @duckdb/node-api). --query-timeout-ms: the time limit of
+      one query (default 30000).
   s2sp demo [--mode async|sync] [--min-mag M] [--abstract-format rows|columns] [--chart FILE]
       Run both servers as child processes and play the agent; the consumer's
       chart is saved to FILE (default: s2sp-demo-chart.png in the temp folder).
@@ -225,6 +230,7 @@ async function main(argv: string[]): Promise<void> {
           ...TRANSPORT_OPTIONS,
           'allow-origin': { type: 'string', multiple: true, default: [] },
           'max-body-bytes': { type: 'string' },
+          'query-timeout-ms': { type: 'string' },
         },
       });
       if (values.help) return log(USAGE);
@@ -234,6 +240,7 @@ async function main(argv: string[]): Promise<void> {
           ...transportFlags(values),
           allowOrigins: values['allow-origin'],
           maxBodyBytes: integer(values['max-body-bytes'], 'max-body-bytes', 1),
+          queryTimeoutMs: integer(values['query-timeout-ms'], 'query-timeout-ms', 1),
         },
         log,
       );

@@ -16,7 +16,7 @@ import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import type { Row } from '../table/rows-from-table.js';
 import { vegaDatasetPath } from './default-dataset.js';
-import { importOptional } from './optional-package.js';
+import { importOptional } from '../optional-package.js';
 
 /** A rendered chart. */
 export interface RowsChart {

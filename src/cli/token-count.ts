@@ -4,7 +4,7 @@
  * gpt-tokenizer is an optional package (optional-package.ts), loaded here on
  * first use.
  */
-import { importOptional } from './optional-package.js';
+import { importOptional } from '../optional-package.js';
 
 /** The tokenizer the demo reports with. */
 export const TOKENIZER_NAME = 'o200k_base (gpt-tokenizer)';

@@ -12,7 +12,7 @@
  * one is an error that says what to install.
  */
 import { invalidOption } from '../option-checks.js';
-import { importOptional } from './optional-package.js';
+import { importOptional } from '../optional-package.js';
 
 type Api = typeof import('@opentelemetry/api');
 type SdkTrace = typeof import('@opentelemetry/sdk-trace');

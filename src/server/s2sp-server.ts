@@ -43,7 +43,8 @@ import { applyHttpTimeouts, checkIntervalMs, resolveHttpTimeouts, type HttpTimeo
 import { mcpHttpPlugin } from './mcp-http-plugin.js';
 import { checkMcpAuthOptions, type McpAuthOptions } from './mcp-authorization.js';
 import { mcpSdk, type McpConnection, type McpSdk, type McpSdkLine, type McpServerLike } from './mcp-sdk.js';
-import { registerResourceTool, type ResourceToolHandler, type ToolConfig } from '../control/resource-tool.js';
+import { registerResourceTool, type ResourceToolContext, type ResourceToolHandler, type ToolConfig } from '../control/resource-tool.js';
+import { QUERY_TOOL, checkQueryToolOptions, registerQueryTool, type QueryToolOptions } from '../control/query-tool.js';
 import type { ZodRawShapeCompat } from '../control/zod-flavour.js';
 
 /** Options of {@link S2SPServer}, grouped by concern; every duration in milliseconds. */
@@ -235,14 +236,32 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
 
   /** Registers a resource tool (SPEC 2.1): the handler returns rows or an Arrow Table. */
   resourceTool<Shape extends ZodRawShapeCompat>(name: string, config: ToolConfig<Shape>, handler: ResourceToolHandler<Shape>): this {
-    const store = this.store;
-    const context = {
-      store,
+    const context = this.#resourceContext();
+    return this.configure((mcp) => registerResourceTool(mcp, name, config, handler, context));
+  }
+
+  /**
+   * Registers `query_rows` (README, "query_rows"): SQL over bodies of other
+   * servers, fetched as a consumer does (`tools.consumer`), answered as a
+   * body of this server's store, so results chain into further tools.
+   * @throws S2SPError `S2SP_ERR_OPTION_INVALID` for a bad option
+   */
+  queryTool(options: QueryToolOptions = {}, name = QUERY_TOOL): this {
+    checkQueryToolOptions(options);
+    const context = this.#resourceContext();
+    const { registry } = this.#options;
+    const consumer = { ...this.#options.tools?.consumer, ...(registry === undefined ? {} : { registry }), ...options.consumer };
+    return this.configure((mcp) => registerQueryTool(mcp, context, { ...options, consumer }, name));
+  }
+
+  /** Where a resource tool's bodies go: this server's store, behind its data plane's URLs. */
+  #resourceContext(): ResourceToolContext {
+    return {
+      store: this.store,
       resourceUrlFor: (token: string) => this.resourceUrlFor(token),
       abstractRowLimit: this.#options.tools?.abstractRowLimit,
       observe: this.#toolFailed,
     };
-    return this.configure((mcp) => registerResourceTool(mcp, name, config, handler, context));
   }
 
   /**

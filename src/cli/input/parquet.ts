@@ -23,7 +23,7 @@
 import { Binary, Field, RecordBatch, Schema, Struct, Table, Type, Utf8, makeData, tableFromIPC, type Data } from 'apache-arrow';
 import { S2SPError, isS2SPError, type ErrorParams } from '../../errors.js';
 import { withRowIds } from '../../table/with-row-ids.js';
-import { importOptional } from '../optional-package.js';
+import { importOptional } from '../../optional-package.js';
 import { checkedInputTable } from './arrow-file.js';
 import { PARQUET_MAGIC, startsWithBytes } from './table-file-format.js';
 

@@ -1,14 +1,15 @@
 /**
- * The CLI's optional packages: the demo dataset (vega-datasets), the
+ * The optional packages: the demo dataset (vega-datasets), the
  * tokenizer (gpt-tokenizer), the Parquet reader (parquet-wasm), the chart
- * renderer (vega, vega-lite, @resvg/resvg-js) and span export
- * (OpenTelemetry's API, SDK and OTLP exporters) are large and not every
- * user needs them, so they are optional peer dependencies,
+ * renderer (vega, vega-lite, @resvg/resvg-js), span export
+ * (OpenTelemetry's API, SDK and OTLP exporters) and query_rows' SQL engine
+ * (DuckDB) are large and not every user needs them, so they are optional
+ * peer dependencies,
  * loaded on first use. A missing one is an error that says what to install,
  * with the version range this package declares for it.
  */
 import { createRequire } from 'node:module';
-import { S2SPError } from '../errors.js';
+import { S2SPError } from './errors.js';
 
 const require = createRequire(import.meta.url);
 
@@ -26,6 +27,7 @@ export const OPTIONAL_PACKAGES = {
   '@opentelemetry/resources': 'exporting spans (OTEL_EXPORTER_OTLP_ENDPOINT is set)',
   '@opentelemetry/exporter-trace-otlp-proto': 'exporting spans as OTLP/HTTP protobuf (the default OTEL_EXPORTER_OTLP_PROTOCOL)',
   '@opentelemetry/exporter-trace-otlp-http': 'exporting spans as OTLP/HTTP JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json)',
+  '@duckdb/node-api': 'the SQL engine of query_rows',
 } as const;
 /** The name of one of {@link OPTIONAL_PACKAGES}. */
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;
@@ -63,10 +65,10 @@ function missing(name: OptionalPackage, cause: unknown): S2SPError {
   );
 }
 
-/** The range package.json declares for an optional peer (dist/src/cli -> the package root). */
+/** The range package.json declares for an optional peer (dist/src -> the package root). */
 function declaredRange(name: string): string | undefined {
   try {
-    const pkg = require('../../../package.json') as { peerDependencies?: Record<string, string> };
+    const pkg = require('../../package.json') as { peerDependencies?: Record<string, string> };
     return pkg.peerDependencies?.[name];
   } catch {
     return undefined;

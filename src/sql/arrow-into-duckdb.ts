@@ -1,0 +1,144 @@
+/**
+ * Loads Arrow record batches into a DuckDB table: each batch cut into data
+ * chunks of DuckDB's vector size, each column written into its vector whole
+ * (one copy for fixed-width values and for the null mask when Arrow's is
+ * byte-aligned; a call per value only for strings and blobs, which DuckDB
+ * copies into its own heap), then the chunk appended. No JS value is made
+ * for a number, a date or a decimal on the way.
+ */
+import { Type, makeVector, type Data, type RecordBatch } from 'apache-arrow';
+import type { DuckDBAppender, DuckDBType } from '@duckdb/node-api';
+import type { Vector as DuckDBVectorHandle } from '@duckdb/node-bindings';
+import type { ColumnStorage } from './column-types.js';
+import type { DuckDB } from './duckdb-package.js';
+
+/** One loaded column: where it goes and how its bytes are laid out. */
+export interface LoadColumn {
+  /** The DuckDB type of the table's column (the appender's). */
+  type: DuckDBType;
+  storage: ColumnStorage;
+}
+
+/**
+ * Appends every row of `batches` through `appender`.
+ * @param columns one per batch column, in order
+ * @param stopped checked between chunks: true ends the load early (the query's time is up, or it was cancelled)
+ * @returns rows appended
+ */
+export async function appendBatches(
+  duck: DuckDB,
+  appender: DuckDBAppender,
+  columns: readonly LoadColumn[],
+  batches: AsyncIterable<RecordBatch>,
+  stopped: () => boolean,
+): Promise<number> {
+  const { api, bindings } = duck;
+  const chunkRows = bindings.vector_size();
+  const types = columns.map((column) => column.type);
+  let rows = 0;
+  for await (const batch of batches) {
+    for (let start = 0; start < batch.numRows; start += chunkRows) {
+      if (stopped()) return rows;
+      const count = Math.min(chunkRows, batch.numRows - start);
+      const chunk = api.DuckDBDataChunk.create(types, count);
+      for (let c = 0; c < columns.length; c++) {
+        const data = batch.getChildAt(c)!.data[0];
+        writeColumn(duck, bindings.data_chunk_get_vector(chunk.chunk, c), data, start, count, columns[c].storage);
+      }
+      appender.appendDataChunk(chunk);
+      rows += count;
+    }
+  }
+  return rows;
+}
+
+/** Writes rows `start .. start + count` of `data` into `vector`. */
+function writeColumn(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, start: number, count: number, storage: ColumnStorage): void {
+  const { bindings } = duck;
+  switch (storage.kind) {
+    case 'fixed': {
+      // arrow-js slices fixed-width values with the Data, so value i sits at i * bytes.
+      const values = data.values as ArrayBufferView;
+      const from = values.byteOffset + start * storage.bytes;
+      bindings.copy_data_to_vector(vector, 0, values.buffer as ArrayBuffer, from, count * storage.bytes);
+      break;
+    }
+    case 'narrowDecimal': {
+      // Arrow's 16 little-endian bytes; the value fits DuckDB's 2, 4 or 8, which are its low bytes.
+      const words = data.values as Uint32Array;
+      const out = new Uint8Array(count * storage.bytes);
+      const wide = new Uint8Array(words.buffer, words.byteOffset + start * 16, count * 16);
+      for (let i = 0; i < count; i++) out.set(wide.subarray(i * 16, i * 16 + storage.bytes), i * storage.bytes);
+      bindings.copy_data_to_vector(vector, 0, out.buffer, 0, out.byteLength);
+      break;
+    }
+    case 'bool': {
+      const bits = data.values as Uint8Array;
+      const out = new Uint8Array(count);
+      for (let i = 0, bit = data.offset + start; i < count; i++, bit++) out[i] = (bits[bit >> 3] >> (bit & 7)) & 1;
+      bindings.copy_data_to_vector(vector, 0, out.buffer, 0, count);
+      break;
+    }
+    case 'bytes':
+      writeBytes(duck, vector, data, start, count);
+      break;
+    default:
+      // 'hugeint' and 'null' are result types only: columnTypeOfArrow never loads one.
+      break;
+  }
+  writeValidity(duck, vector, data, start, count);
+}
+
+/** Strings and blobs: DuckDB copies each value's bytes into the vector's heap. */
+function writeBytes(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, start: number, count: number): void {
+  const { bindings } = duck;
+  const valid = validityOf(data);
+  const typeId = data.type.typeId;
+  if (typeId === Type.Utf8View || typeId === Type.BinaryView) {
+    // Views keep short values inline and long ones in side buffers: arrow-js reads them.
+    const view = makeVector(data);
+    for (let i = 0; i < count; i++) {
+      if (!valid(start + i)) continue;
+      const value = view.get(start + i) as string | Uint8Array;
+      if (typeof value === 'string') bindings.vector_assign_string_element(vector, i, value);
+      else bindings.vector_assign_string_element_len(vector, i, value);
+    }
+    return;
+  }
+  const offsets = data.valueOffsets as Int32Array | BigInt64Array;
+  const bytes = data.values as Uint8Array;
+  for (let i = 0; i < count; i++) {
+    if (!valid(start + i)) continue;
+    const from = Number(offsets[start + i]);
+    bindings.vector_assign_string_element_len(vector, i, bytes.subarray(from, Number(offsets[start + i + 1])));
+  }
+}
+
+/** Copies Arrow's null mask (1 = valid, least significant bit first, as DuckDB's) when the column has nulls. */
+function writeValidity(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, start: number, count: number): void {
+  if (data.nullCount === 0 || data.nullBitmap === undefined || data.nullBitmap.byteLength === 0) return;
+  const { bindings } = duck;
+  bindings.vector_ensure_validity_writable(vector);
+  const bitmap = data.nullBitmap;
+  const first = data.offset + start;
+  const byteCount = Math.ceil(count / 8);
+  let mask: Uint8Array;
+  if ((first & 7) === 0) {
+    mask = bitmap.slice(first >> 3, (first >> 3) + byteCount);
+  } else {
+    mask = new Uint8Array(byteCount);
+    for (let i = 0, bit = first; i < count; i++, bit++) mask[i >> 3] |= ((bitmap[bit >> 3] >> (bit & 7)) & 1) << (i & 7);
+  }
+  bindings.copy_data_to_vector_validity(vector, 0, mask.buffer as ArrayBuffer, mask.byteOffset, mask.byteLength);
+}
+
+/** Whether row `index` of `data` holds a value. */
+function validityOf(data: Data): (index: number) => boolean {
+  const bitmap = data.nullBitmap;
+  if (data.nullCount === 0 || bitmap === undefined || bitmap.byteLength === 0) return () => true;
+  const offset = data.offset;
+  return (index) => {
+    const bit = offset + index;
+    return ((bitmap[bit >> 3] >> (bit & 7)) & 1) === 1;
+  };
+}
