@@ -11,6 +11,7 @@ import type { DuckDBAppender, DuckDBType } from '@duckdb/node-api';
 import type { Vector as DuckDBVectorHandle } from '@duckdb/node-bindings';
 import type { ColumnStorage } from './column-types.js';
 import type { DuckDB } from './duckdb-package.js';
+import { resizeIntegers } from './resize-integers.js';
 
 /** One loaded column: where it goes and how its bytes are laid out. */
 export interface LoadColumn {
@@ -63,13 +64,11 @@ function writeColumn(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, start
       bindings.copy_data_to_vector(vector, 0, values.buffer as ArrayBuffer, from, count * storage.bytes);
       break;
     }
-    case 'narrowDecimal': {
-      // Arrow's 16 little-endian bytes; the value fits DuckDB's 2, 4 or 8, which are its low bytes.
-      const words = data.values as Uint32Array;
-      const out = new Uint8Array(count * storage.bytes);
-      const wide = new Uint8Array(words.buffer, words.byteOffset + start * 16, count * 16);
-      for (let i = 0; i < count; i++) out.set(wide.subarray(i * 16, i * 16 + storage.bytes), i * storage.bytes);
-      bindings.copy_data_to_vector(vector, 0, out.buffer, 0, out.byteLength);
+    case 'decimal': {
+      const words = data.values as ArrayBufferView;
+      const wide = new Uint8Array(words.buffer, words.byteOffset + start * storage.arrowBytes, count * storage.arrowBytes);
+      const out = resizeIntegers(wide, count, storage.arrowBytes, storage.duckdbBytes);
+      bindings.copy_data_to_vector(vector, 0, out.buffer as ArrayBuffer, 0, out.byteLength);
       break;
     }
     case 'bool': {
@@ -94,8 +93,8 @@ function writeBytes(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, start:
   const { bindings } = duck;
   const valid = validityOf(data);
   const typeId = data.type.typeId;
-  if (typeId === Type.Utf8View || typeId === Type.BinaryView) {
-    // Views keep short values inline and long ones in side buffers: arrow-js reads them.
+  if (typeId === Type.Utf8View || typeId === Type.BinaryView || typeId === Type.FixedSizeBinary) {
+    // Views keep short values inline and long ones in side buffers, fixed-size binary has no offsets: arrow-js reads them.
     const view = makeVector(data);
     for (let i = 0; i < count; i++) {
       if (!valid(start + i)) continue;

@@ -4,12 +4,13 @@
  * answers both directions, so a body loaded into the engine and selected
  * back out comes out with the type it went in with, except where Arrow has
  * two layouts of one value type (LargeUtf8 and Utf8View come back Utf8,
- * LargeBinary and BinaryView come back Binary).
+ * LargeBinary, BinaryView and FixedSizeBinary come back Binary, Decimal32
+ * and Decimal64 come back Decimal128 of the same precision and scale).
  *
  * `storage` says how the values are laid out on each side: the same bytes
- * (integers, floats, dates, times, timestamps, wide decimals, HUGEINT as
- * Decimal(38, 0)), DuckDB's narrow decimals (2, 4 or 8 bytes against
- * Arrow's 16), booleans (a byte against a bit), or variable-length bytes.
+ * (integers, floats, dates, times, timestamps, decimals of one width,
+ * HUGEINT as Decimal(38, 0)), decimals of two widths (resize-integers.ts),
+ * booleans (a byte against a bit), or variable-length bytes.
  * A type missing here is refused with the column named, never approximated.
  */
 import {
@@ -42,8 +43,8 @@ import {
 export type ColumnStorage =
   /** The same little-endian bytes on both sides, `bytes` per value. */
   | { kind: 'fixed'; bytes: number }
-  /** DuckDB keeps DECIMAL(p <= 18) in 2, 4 or 8 bytes; Arrow's Decimal128 in 16. */
-  | { kind: 'narrowDecimal'; bytes: 2 | 4 | 8 }
+  /** A decimal whose widths differ: DuckDB keeps DECIMAL(p) in 2, 4, 8 or 16 bytes by p; Arrow in 4, 8 or 16 by its bit width. */
+  | { kind: 'decimal'; duckdbBytes: number; arrowBytes: number }
   /** DuckDB's HUGEINT / UHUGEINT: Arrow's Decimal(38, 0) bytes, whose range is narrower (10^38). */
   | { kind: 'hugeint'; signed: boolean }
   /** A byte per value in DuckDB, a bit in Arrow. */
@@ -125,14 +126,15 @@ const SIMPLE: Record<number, ColumnType> = {
   [ID.SQLNULL]: { sql: 'INTEGER', arrow: new Null(), storage: { kind: 'null' } },
 };
 
-/** DuckDB's DECIMAL(width, scale) and how it stores it (by width: 2, 4, 8 or 16 bytes). */
-export function decimalColumnType(width: number, scale: number): ColumnType {
-  const arrow = new Decimal(scale, width, 128);
-  const sql = `DECIMAL(${width}, ${scale})`;
-  if (width <= 4) return { sql, arrow, storage: { kind: 'narrowDecimal', bytes: 2 } };
-  if (width <= 9) return { sql, arrow, storage: { kind: 'narrowDecimal', bytes: 4 } };
-  if (width <= 18) return { sql, arrow, storage: { kind: 'narrowDecimal', bytes: 8 } };
-  return { sql, arrow, storage: fixed(16) };
+/**
+ * DuckDB's DECIMAL(width, scale) against an Arrow decimal of `arrowBits`
+ * (a result gets Decimal128, the width DuckDB's own Arrow export uses).
+ */
+export function decimalColumnType(width: number, scale: number, arrowBits = 128): ColumnType {
+  const duckdbBytes = width <= 4 ? 2 : width <= 9 ? 4 : width <= 18 ? 8 : 16;
+  const arrowBytes = arrowBits / 8;
+  const storage: ColumnStorage = duckdbBytes === arrowBytes ? fixed(arrowBytes) : { kind: 'decimal', duckdbBytes, arrowBytes };
+  return { sql: `DECIMAL(${width}, ${scale})`, arrow: new Decimal(scale, width, arrowBits), storage };
 }
 
 /**
@@ -193,10 +195,13 @@ export function columnTypeOfArrow(type: DataType): ColumnType | undefined {
     case Type.Binary:
     case Type.LargeBinary:
     case Type.BinaryView:
+    case Type.FixedSizeBinary:
       return SIMPLE[ID.BLOB];
     case Type.Decimal: {
       const { precision, scale, bitWidth } = type as unknown as { precision: number; scale: number; bitWidth: number };
-      return bitWidth === 128 && precision >= 1 && precision <= 38 ? decimalColumnType(precision, scale) : undefined;
+      // DuckDB's DECIMAL goes to 38 digits, with a scale from 0 to the precision; Decimal256 and negative scales stay out.
+      const fits = bitWidth <= 128 && precision >= 1 && precision <= 38 && scale >= 0 && scale <= precision;
+      return fits ? decimalColumnType(precision, scale, bitWidth) : undefined;
     }
     case Type.Date:
       return (type as unknown as { unit: number }).unit === 0 ? SIMPLE[ID.DATE] : undefined;

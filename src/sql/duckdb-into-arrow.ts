@@ -13,6 +13,7 @@ import type { Vector as DuckDBVectorHandle } from '@duckdb/node-bindings';
 import { S2SPError } from '../errors.js';
 import type { ColumnType } from './column-types.js';
 import type { DuckDB } from './duckdb-package.js';
+import { resizeIntegers } from './resize-integers.js';
 
 /** Rows per record batch of a result (DuckDB's chunks are 2,048 rows: too small a batch for the data plane). */
 export const BATCH_ROWS = 65_536;
@@ -135,8 +136,8 @@ class ColumnBuilder {
       case 'fixed':
         this.#values.push(bindings.vector_get_data(vector, count * storage.bytes));
         break;
-      case 'narrowDecimal':
-        this.#widen(bindings.vector_get_data(vector, count * storage.bytes), count, storage.bytes);
+      case 'decimal':
+        this.#values.push(resizeIntegers(bindings.vector_get_data(vector, count * storage.duckdbBytes), count, storage.duckdbBytes, storage.arrowBytes));
         break;
       case 'hugeint': {
         const bytes = bindings.vector_get_data(vector, count * 16);
@@ -184,19 +185,6 @@ class ColumnBuilder {
       buffers[BufferType.DATA] = storage.kind === 'bool' ? bytes : new ArrayType(bytes.buffer as ArrayBuffer);
     }
     return new Data(type, 0, length, nullCount, buffers);
-  }
-
-  /** DuckDB's 2, 4 or 8-byte decimals, sign-extended to Arrow's 16. */
-  #widen(narrow: Uint8Array, count: number, width: 2 | 4 | 8): void {
-    const out = this.#values.reserve(count * 16);
-    const view = new DataView(narrow.buffer, narrow.byteOffset, narrow.byteLength);
-    for (let i = 0; i < count; i++) {
-      const at = this.#values.length + i * 16;
-      out.set(narrow.subarray(i * width, (i + 1) * width), at);
-      const negative = (view.getInt8(i * width + width - 1) & 0x80) !== 0;
-      out.fill(negative ? 0xff : 0, at + width, at + 16);
-    }
-    this.#values.length += count * 16;
   }
 
   /** duckdb_string_t: 4 bytes of length, then the bytes inline (12 or fewer) or a prefix and a pointer. */

@@ -168,3 +168,24 @@ test('regression: sync mode keeps whole floats as the server wrote them (2.0, -3
   const delivered = dispatcher.beforeToolCall({ abstract_data: '[{"_row_id":0,"mag":2.0}]', resource_url: handle });
   assert.equal(delivered?.body_data, '[{"_row_id":0,"v":-3.0,"n":{"a":[1,2.0,null],"z":0.0}}]');
 });
+
+test("beforeToolCall moves query_rows' ddi:// tables to tables_data, keeps URL tables, and restore puts every handle back", () => {
+  const dispatcher = new S2SPDispatcher();
+  const orders = dispatcher.buffer.put('[{"_row_id":0,"amount":1.5}]');
+  const customers = dispatcher.buffer.put('[{"_row_id":0,"country":"PT"}]');
+  const args = { sql: 'SELECT 1', tables: { orders, customers, regions: 'http://127.0.0.1:1/s2sp/data/x' }, abstract_domains: 'x' };
+  const delivered = dispatcher.beforeToolCall(args)!;
+  assert.deepEqual(delivered.tables, { regions: 'http://127.0.0.1:1/s2sp/data/x' });
+  assert.deepEqual(delivered.tables_data, { orders: '[{"_row_id":0,"amount":1.5}]', customers: '[{"_row_id":0,"country":"PT"}]' });
+  assert.equal(dispatcher.buffer.size, 0, 'single use: both taken');
+  dispatcher.restore(delivered);
+  assert.ok(dispatcher.buffer.has(orders) && dispatcher.buffer.has(customers), 'the failed call gave both back');
+});
+
+test('beforeToolCall with one unknown handle among tables spends none of the others', () => {
+  const dispatcher = new S2SPDispatcher();
+  const known = dispatcher.buffer.put('[{"_row_id":0}]');
+  const unknown = new S2SPDispatcher().buffer.put('[]');
+  assert.throws(() => dispatcher.beforeToolCall({ sql: 'SELECT 1', tables: { a: known, b: unknown } }), { code: 'S2SP_ERR_DDI_HANDLE_UNKNOWN' });
+  assert.ok(dispatcher.buffer.has(known), 'the known handle is still there');
+});

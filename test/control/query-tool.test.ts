@@ -16,6 +16,9 @@ import { S2SPClient } from '../../src/agent/s2sp-client.js';
 import { connectInMemory } from '../support/in-memory-client.js';
 import { expectConsumed } from '../support/expect-consumed.js';
 import type { QueryToolOptions } from '../../src/control/query-tool.js';
+import { fileURLToPath } from 'node:url';
+import { runNode } from '../support/cli-process.js';
+import { hidePackage } from '../support/hidden-package.js';
 
 const COUNTRIES = ['PT', 'JP', 'CL', 'NZ'];
 const ORDERS = Array.from({ length: 200 }, (_, i) => ({ order_id: i, customer: i % 10, amount: (i % 7) + 0.5 }));
@@ -296,4 +299,35 @@ test('sync mode: the agent SDK carries ddi:// tables to query_rows as tables_dat
     [...expected.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([country, { n }]) => [country, n]),
   );
   assert.equal(shop.dispatcher.buffer.size, 0, 'both handles were spent');
+});
+
+test('without @duckdb/node-api installed, query_rows answers S2SP_ERR_CLI_PACKAGE_MISSING with the install line, and fetches nothing', async () => {
+  const src = fileURLToPath(new URL('../../src/', import.meta.url));
+  const probe = `
+    const { S2SPServer } = await import(${JSON.stringify(`${src}server/s2sp-server.js`)});
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+    const server = new S2SPServer({ name: 'analyst' });
+    server.queryTool();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'probe', version: '0' });
+    await client.connect(clientSide);
+    let fetched = false;
+    const http = await import('node:http');
+    const source = http.createServer((req, res) => { fetched = true; res.end(); });
+    await new Promise((resolve) => source.listen(0, '127.0.0.1', resolve));
+    const url = 'http://127.0.0.1:' + source.address().port + '/s2sp/data/' + 'A'.repeat(43);
+    const result = await client.callTool({ name: 'query_rows', arguments: { sql: 'SELECT 1 AS one FROM t', tables: { t: url }, abstract_domains: 'one' } });
+    console.log(JSON.stringify({ code: result._meta?.['s2sp/error-code'], text: result.content[0].text, fetched }));
+    source.close();
+    await client.close();
+    await server.close();
+  `;
+  const { code, stdout, stderr } = await runNode('--input-type=module', ['-e', `${hidePackage('@duckdb/node-api')}\n${probe}`], { timeoutMs: 30_000 });
+  assert.equal(code, 0, stderr);
+  const report = JSON.parse(stdout) as { code: string; text: string; fetched: boolean };
+  assert.equal(report.code, 'S2SP_ERR_CLI_PACKAGE_MISSING');
+  assert.match(report.text, /npm install '@duckdb\/node-api@~1\.5\.6-r\.1'/);
+  assert.equal(report.fetched, false);
 });

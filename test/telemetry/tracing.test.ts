@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { parseTraceparent } from '../../src/telemetry/tracing.js';
 import { runNode } from '../support/cli-process.js';
+import { hidePackage } from '../support/hidden-package.js';
 
 const DIST_SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
@@ -32,18 +33,7 @@ test('parseTraceparent reads version 00 and later versions, and refuses invalid 
 });
 
 /** A module hook that makes `@opentelemetry/api` unresolvable, as on a host that did not install it. */
-const HIDE_OTEL_API = `
-import { register } from 'node:module';
-register('data:text/javascript,' + encodeURIComponent(\`
-  export async function resolve(specifier, context, next) {
-    if (specifier === '@opentelemetry/api' || specifier.startsWith('@opentelemetry/api/')) {
-      const error = new Error("Cannot find package '" + specifier + "'");
-      error.code = 'ERR_MODULE_NOT_FOUND';
-      throw error;
-    }
-    return next(specifier, context);
-  }\`));
-`;
+const HIDE_OTEL_API = hidePackage('@opentelemetry/api');
 
 test('without @opentelemetry/api: no spans, no route hooks, tool callbacks registered as they are, traceparent passed on', async () => {
   const probe = `
