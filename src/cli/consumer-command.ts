@@ -80,7 +80,6 @@ function leftOutNote(leftOut: readonly LeftOutColumn[]): string {
 /** Runs `s2sp consumer` until the transport closes. */
 export async function runConsumer(flags: ConsumerFlags, log: (line: string) => void): Promise<S2SPServer> {
   const server = await createConsumerServer(flags);
-  // query_rows' results are served from this server's own data plane.
-  await listenForTransport(server, flags, log, true);
+  await listenForTransport(server, flags, log);
   return server;
 }

@@ -82,6 +82,6 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
 /** Runs `s2sp serve` until the transport closes. */
 export async function runServe(flags: ServeFlags, log: (line: string) => void): Promise<S2SPServer> {
   const server = await createServeServer(flags, log);
-  await listenForTransport(server, flags, log, true);
+  await listenForTransport(server, flags, log);
   return server;
 }

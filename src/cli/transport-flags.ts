@@ -62,22 +62,21 @@ export async function metricsRegistryFor(flags: TransportFlags): Promise<Registr
 }
 
 /**
- * Starts `server` on the transport the flags name and logs where.
- * @param dataPlane whether the server needs a data plane (resource tools do; over stdio a consumer does not)
+ * Starts `server` on the transport the flags name and logs where. Both
+ * commands serve bodies (serve its table, consumer query_rows' results), so
+ * the data plane always listens: beside /mcp over http, on its own port over stdio.
  */
-export async function listenForTransport(server: S2SPServer, flags: TransportFlags, log: (line: string) => void, dataPlane: boolean): Promise<void> {
+export async function listenForTransport(server: S2SPServer, flags: TransportFlags, log: (line: string) => void): Promise<void> {
   const metrics = flags.metrics !== false;
   if (flags.transport === 'http') {
     const url = await server.listen({ mcpPath: '/mcp' });
     const auth = flags.auth === undefined ? '' : ` (OAuth: tokens from ${flags.auth.issuer})`;
-    log(`s2sp: MCP at ${url}/mcp${auth}${dataPlane ? `, data plane at ${url}/s2sp/` : ''}${metrics ? `, metrics at ${url}/metrics` : ''}`);
+    log(`s2sp: MCP at ${url}/mcp${auth}, data plane at ${url}/s2sp/${metrics ? `, metrics at ${url}/metrics` : ''}`);
     return;
   }
-  // Over stdio a consumer has no data plane, yet its metrics need an HTTP server to be scraped from.
-  const url = dataPlane || metrics ? await server.listen() : undefined;
+  const url = await server.listen();
   await server.serveStdio({ dataPlane: false });
-  const parts = [`MCP over stdio`];
-  if (dataPlane) parts.push(`data plane at ${server.resourceUrlFor('x').slice(0, -1)}`);
+  const parts = [`MCP over stdio`, `data plane at ${server.resourceUrlFor('x').slice(0, -1)}`];
   if (metrics) parts.push(`metrics at ${url}/metrics`);
   log(`s2sp: ${parts.join(', ')}`);
 }

@@ -40,7 +40,7 @@ export interface QueryToolOptions {
   consumer?: Omit<ResolveOptions, 'observe' | 'signal' | 'traceparent'>;
   /** Time for one query, from its first table to its last result row, in ms (default 30,000). */
   timeLimitMs?: number;
-  /** The engine's memory limit, as DuckDB's `memory_limit` takes it (e.g. '2GB'; default: DuckDB's, 80% of RAM). */
+  /** The engine's memory limit per query, as DuckDB's `memory_limit` takes it (default '2GB'; past it the query fails, nothing spills). */
   memoryLimit?: string;
   /** Engine threads per query (default: DuckDB's, one per core). */
   threads?: number;

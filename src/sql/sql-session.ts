@@ -31,13 +31,22 @@ export interface SqlLimits {
   timeLimitMs: number;
   /** Most bytes the result may hold (the store's budget). */
   maxResultBytes: number;
-  /** DuckDB's memory limit, as its setting takes it ('1GB'; default: DuckDB's). */
+  /** DuckDB's memory limit, as its setting takes it (default {@link DEFAULT_MEMORY_LIMIT}). */
   memoryLimit?: string;
   /** Engine threads (default: DuckDB's, one per core). */
   threads?: number;
   /** Stops the query (the tool call was cancelled): the running statement is interrupted. */
   signal?: AbortSignal;
 }
+
+/**
+ * The engine's memory for one query unless told otherwise: the loaded
+ * tables and the query's working memory live in it, and past it the query
+ * fails (nothing spills to disk). DuckDB's own default, 80% of the
+ * machine's memory per database, would let a few concurrent queries take
+ * the host down.
+ */
+export const DEFAULT_MEMORY_LIMIT = '2GB';
 
 /** A query's result: its schema and record batches. */
 export interface SqlResult {
@@ -96,7 +105,7 @@ export class SqlSession {
     const duck = await loadDuckDB();
     const options: Record<string, string> = {};
     if (limits.threads !== undefined) options.threads = String(limits.threads);
-    if (limits.memoryLimit !== undefined) options.memory_limit = limits.memoryLimit;
+    options.memory_limit = limits.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
     const instance = await duck.api.DuckDBInstance.create(':memory:', { ...options, ...SEALED });
     const connection = await instance.connect();
     return new SqlSession(duck, instance, connection, limits);

@@ -48,9 +48,11 @@ test('cli metrics: a consumer over stdio listens for /metrics and logs where', {
   await client.connect(transport);
   t.after(() => client.close());
   assert.deepEqual(
-    (await client.listTools()).tools.map((tool) => tool.name),
-    ['summarize_rows'],
+    (await client.listTools()).tools.map((tool) => tool.name).sort(),
+    ['query_rows', 'summarize_rows'],
   );
   const text = await (await fetch(await where)).text();
   assert.match(text, /^# TYPE s2sp_consumer_fetch_failures_total counter$/m);
+  // query_rows' results are bodies of the consumer's own: its data plane counts them too.
+  assert.match(text, /^# TYPE s2sp_leases_in_flight gauge$/m);
 });

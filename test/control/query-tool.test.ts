@@ -264,6 +264,17 @@ test('a result larger than the store can hold: S2SP_ERR_QUERY_TOO_LARGE before i
   assert.equal(codeOf(result), 'S2SP_ERR_QUERY_TOO_LARGE');
 });
 
+test("a query past the engine's memory limit fails with S2SP_ERR_QUERY_TOO_LARGE, spilling nothing to disk", async (t) => {
+  const s = await setup(t, { memoryLimit: '16MB' });
+  const urls = await sources(s);
+  const result = await call(s.consumer, 'query_rows', {
+    sql: "SELECT count(DISTINCT r.range::VARCHAR || c.country || 'some padding text') AS n FROM range(5000000) r, customers c WHERE c.id = 0",
+    tables: urls,
+    abstract_domains: 'n',
+  });
+  assert.equal(codeOf(result), 'S2SP_ERR_QUERY_TOO_LARGE');
+});
+
 test('a query past its time limit is stopped: S2SP_ERR_QUERY_TIMEOUT', async (t) => {
   const s = await setup(t, { timeLimitMs: 300 });
   const urls = await sources(s);
