@@ -29,6 +29,7 @@ export const SCENARIOS = [
   'workers',
   'mixed-load',
   'pipeline',
+  'query-rows',
   'consumer-read',
   'redis-cluster',
 ] as const;

@@ -1,10 +1,13 @@
 /**
- * The bundled dataset: the USGS earthquakes feed (GeoJSON, 1,707 features)
- * that ships in the `vega-datasets` npm package, an optional package
- * (optional-package.ts). Its `exports` map hides the data folder from
- * `import`, so we resolve the package entry and walk to it.
+ * The bundled datasets. The default table: the USGS earthquakes feed
+ * (GeoJSON, 1,707 features) that ships in the `vega-datasets` npm package,
+ * an optional package (optional-package.ts); its `exports` map hides the
+ * data folder from `import`, so we resolve the package entry and walk to it.
+ * The demo's second table: hand-made seismic regions in this package's own
+ * `data/` folder (listed in package.json `files`, so it ships).
  */
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { resolveOptional } from '../optional-package.js';
 
 /**
@@ -19,4 +22,14 @@ export function vegaDatasetPath(file: string): string {
 /** Absolute path of the default table: `data/earthquakes.json` from vega-datasets. */
 export function defaultDatasetPath(): string {
   return vegaDatasetPath('earthquakes.json');
+}
+
+/**
+ * Absolute path of `data/seismic-regions.csv`: 16 plate-boundary regions as
+ * longitude/latitude boxes (min inclusive, max exclusive; no two overlap), the
+ * table the demo joins the earthquakes with. Found from this file's place,
+ * `<package>/dist/src/cli/`, in a checkout and in an installed package alike.
+ */
+export function seismicRegionsPath(): string {
+  return fileURLToPath(new URL('../../../data/seismic-regions.csv', import.meta.url));
 }

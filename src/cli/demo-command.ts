@@ -6,7 +6,9 @@
  * ddi:// buffer (sync). Prints what the LLM saw against what it would have
  * seen without S2SP, in real tokens, for both abstract formats: `rows` (the
  * reference's, the LLM passes back abstract rows) and `columns` (our compact
- * one, the LLM passes back just the _row_ids).
+ * one, the LLM passes back just the _row_ids). Then a pipeline: a second
+ * `s2sp serve` holds seismic regions, and the consumer's query_rows joins
+ * them with the earthquakes server to server; the LLM reads the answer only.
  */
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -18,10 +20,11 @@ import { S2SPError } from '../errors.js';
 import { AbstractFormat } from '../protocol/abstract-format.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import { redactTokensInUrl } from '../protocol/token.js';
+import { QUERY_TOOL } from '../control/query-tool.js';
 import { SUMMARIZE_TOOL } from './consumer-command.js';
-import { defaultDatasetPath } from './default-dataset.js';
+import { defaultDatasetPath, seismicRegionsPath } from './default-dataset.js';
 import { loadTokenCounter, TOKENIZER_NAME } from './token-count.js';
-import { importOptional } from '../optional-package.js';
+import { importOptional, resolveOptional } from '../optional-package.js';
 
 /** Flags of `s2sp demo`. */
 export interface DemoFlags {
@@ -55,6 +58,10 @@ export interface DemoReport {
   /** Tokens with plain MCP. */
   tokensWithout: number;
   tokens: DemoTokens;
+  /** The join's answer (region, quakes, max_mag), as the LLM read it. */
+  regions: Row[];
+  /** Tokens the LLM read over the whole pipeline (both tasks), plain MCP against S2SP in each format. */
+  pipelineTokens: DemoTokens;
 }
 
 /** The envelope fields the demo reads. */
@@ -69,24 +76,42 @@ type Row = Record<string, unknown>;
 
 const CLI_PATH = fileURLToPath(new URL('./main.js', import.meta.url));
 const DOMAINS = 'mag,place,time';
+/** The second server's tool. */
+const REGIONS_TOOL = 'read_regions';
+/**
+ * What the LLM asks to see of the join's two sources: it needs their
+ * resource_urls only, so the smallest column of each, one the SQL does not
+ * use (a sync body lacks its abstract columns, SPEC 2.1).
+ */
+const JOIN_SOURCE_DOMAINS = { quakes: 'tsunami', regions: 'boundary' } as const;
+/** The columns of the join's answer the LLM reads; mean_depth_km stays in the body. */
+const JOIN_DOMAINS = 'region,quakes,max_mag';
+/** Each earthquake in the region whose box holds it (the boxes do not overlap; max is exclusive). */
+const JOIN_SQL =
+  'SELECT r.region, count(*) AS quakes, max(q.mag) AS max_mag, round(avg(q.depth), 1) AS mean_depth_km ' +
+  'FROM quakes q JOIN regions r ON q.longitude >= r.min_lon AND q.longitude < r.max_lon AND q.latitude >= r.min_lat AND q.latitude < r.max_lat ' +
+  'GROUP BY r.region ORDER BY quakes DESC, r.region';
 
 /** Runs the demo, printing each step with `print`. */
 export async function runDemo(flags: DemoFlags, print: (line: string) => void): Promise<DemoReport> {
   // Both optional packages are checked before any child process starts.
   defaultDatasetPath();
+  resolveOptional('@duckdb/node-api'); // the consumer's query_rows
   const countTokens = await loadTokenCounter();
   const dispatcher = new S2SPDispatcher();
   print(`s2sp demo: mode ${flags.mode}, tokens counted with ${TOKENIZER_NAME}`);
   print('');
-  print('[1] Start the resource server and the consumer server (child processes, MCP over stdio)');
+  print('[1] Start two resource servers and the consumer server (child processes, MCP over stdio)');
   // The demo's LLM sees every abstract row, so raise the 1,000-row cap above the feed's 1,707 rows.
   const resource = await connectChild(['serve', '--abstract-limit', '5000'], 's2sp-demo-agent');
+  const regionsServer = await connectChild(['serve', seismicRegionsPath(), '--tool', REGIONS_TOOL], 's2sp-demo-agent');
   const consumer = await connectChild(['consumer'], 's2sp-demo-agent');
   try {
     const agentToResource = new S2SPClient(resource, dispatcher);
     const agentToConsumer = new S2SPClient(consumer, dispatcher);
     for (const [label, client] of [
       ['resource', resource],
+      ['regions', regionsServer],
       ['consumer', consumer],
     ] as const) {
       const { tools } = await client.listTools();
@@ -173,6 +198,48 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
     print(
       `    with abstract_format=${format} (this run) the LLM read ${share(tokens[format])} of the plain-MCP tokens, ${(tokens.plain / tokens[format]).toFixed(1)}x fewer`,
     );
+
+    print('');
+    print("[6] A pipeline: earthquakes per seismic region, the join run by the consumer (query_rows) on both servers' bodies");
+    const join = { resource: agentToResource, regions: new S2SPClient(regionsServer, dispatcher), consumer: agentToConsumer, mode: flags.mode };
+    const joined = await joinStep(join, format, print);
+    // The other format's calls are made only to count them; the answer is the same.
+    const otherJoined = await joinStep(join, other, () => {});
+    if (flags.mode === 'sync') for (const url of [joined.resultUrl, otherJoined.resultUrl]) dispatcher.buffer.take(url);
+
+    print('');
+    print('[7] What the LLM read over the whole pipeline ([2] to [6]): plain MCP (both tables in, the answer written out) against S2SP');
+    const plainRegions = resultText((await regionsServer.callTool({ name: REGIONS_TOOL, arguments: {} })) as CallToolResult);
+    const answerRows = joined.rows.map(({ [ROW_ID]: _id, ...row }) => row);
+    const joinColumn = (texts: JoinTexts) =>
+      [countTokens(texts.regions), countTokens(texts.quakes), countTokens(texts.args), countTokens(texts.result)] as const;
+    // Plain MCP: the earthquakes are in the context since [2]; the LLM reads the regions and writes the answer itself.
+    const pipeline = {
+      plain: [tokens.plain, countTokens(plainRegions), 0, 0, countTokens(JSON.stringify(answerRows))],
+      [format]: [tokens[format], ...joinColumn(joined.texts)],
+      [other]: [tokens[other], ...joinColumn(otherJoined.texts)],
+    } as Record<AbstractFormat | 'plain', number[]>;
+    const pipelineTokens: DemoTokens = { plain: sum(pipeline.plain), rows: sum(pipeline.rows), columns: sum(pipeline.columns) };
+    const pipelineLabels = [
+      'steps [2] to [4] (the total above)',
+      `${REGIONS_TOOL} result`,
+      'read_table result again (a fresh resource_url)',
+      `${QUERY_TOOL} arguments the LLM writes`,
+      `${QUERY_TOOL} result (text); plain MCP: the answer the LLM writes`,
+    ];
+    print(`    | step | plain MCP | S2SP, abstract_format=rows | S2SP, abstract_format=columns |`);
+    print('    |---|---:|---:|---:|');
+    for (let i = 0; i < pipelineLabels.length; i++) {
+      print(`    | ${pipelineLabels[i]} | ${fmt(pipeline.plain[i])} | ${fmt(pipeline.rows[i])} | ${fmt(pipeline.columns[i])} |`);
+    }
+    const pipelineShare = (n: number) => `${((100 * n) / pipelineTokens.plain).toFixed(1)}%`;
+    print(
+      `    | pipeline total | ${fmt(pipelineTokens.plain)} | ${fmt(pipelineTokens.rows)} (${pipelineShare(pipelineTokens.rows)}) | ${fmt(pipelineTokens.columns)} (${pipelineShare(pipelineTokens.columns)}) |`,
+    );
+    print('    (plain MCP reads the regions table whole; the earthquakes it read in [2] are still in its context, so they are not counted twice)');
+    print(
+      `    with abstract_format=${format} (this run) the LLM read ${pipelineShare(pipelineTokens[format])} of the plain-MCP tokens for the whole pipeline, ${(pipelineTokens.plain / pipelineTokens[format]).toFixed(1)}x fewer`,
+    );
     return {
       mode: flags.mode,
       abstractFormat: format,
@@ -183,10 +250,63 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
       tokensWith: tokens[format],
       tokensWithout: tokens.plain,
       tokens,
+      regions: answerRows,
+      pipelineTokens,
     };
   } finally {
-    await Promise.allSettled([resource.close(), consumer.close()]);
+    await Promise.allSettled([resource.close(), regionsServer.close(), consumer.close()]);
   }
+}
+
+/** The agent's clients of the three servers, for the join. */
+interface JoinClients {
+  resource: S2SPClient;
+  regions: S2SPClient;
+  consumer: S2SPClient;
+  mode: DemoFlags['mode'];
+}
+
+/** What the LLM read and wrote in the join step, as text. */
+interface JoinTexts {
+  regions: string;
+  quakes: string;
+  args: string;
+  result: string;
+}
+
+/**
+ * The join step in one abstract format: a resource_url from each server,
+ * query_rows over both, and the answer's abstract rows; prints as it goes.
+ */
+async function joinStep(
+  clients: JoinClients,
+  format: AbstractFormat,
+  print: (line: string) => void,
+): Promise<{ texts: JoinTexts; rows: Row[]; resultUrl: string }> {
+  const { mode } = clients;
+  const sourceArgs = (domains: string) => ({ abstract_domains: domains, mode, abstract_format: format });
+  print(`    Agent calls ${REGIONS_TOOL}(abstract_domains="${JOIN_SOURCE_DOMAINS.regions}") on the second resource server`);
+  const regionsText = resultText(await clients.regions.callTool({ name: REGIONS_TOOL, arguments: sourceArgs(JOIN_SOURCE_DOMAINS.regions) }));
+  const regions = JSON.parse(regionsText) as DemoEnvelope;
+  print(`      ${regions.total_rows} regions; withheld: ${regions.body_domains.join(', ')}`);
+  print(`    Agent calls read_table(abstract_domains="${JOIN_SOURCE_DOMAINS.quakes}") again: the resource_url of [2] was spent in [4]`);
+  const quakesText = resultText(await clients.resource.callTool({ name: 'read_table', arguments: sourceArgs(JOIN_SOURCE_DOMAINS.quakes) }));
+  const quakes = JSON.parse(quakesText) as DemoEnvelope;
+  const args = { sql: JOIN_SQL, tables: { quakes: quakes.resource_url, regions: regions.resource_url }, abstract_domains: JOIN_DOMAINS };
+  print(`    Agent calls ${QUERY_TOOL}(tables={quakes: <read_table's URL>, regions: <${REGIONS_TOOL}'s URL>}, abstract_domains="${JOIN_DOMAINS}", sql=`);
+  print(`      "${JOIN_SQL}")`);
+  const result = await clients.consumer.callTool({ name: QUERY_TOOL, arguments: { ...args, mode, abstract_format: format } });
+  const resultTextSeen = resultText(result);
+  const answer = JSON.parse(resultTextSeen) as DemoEnvelope;
+  const rows = rowsOfAbstract(answer.abstract);
+  print(`      the consumer fetched both bodies (${quakes.total_rows} + ${regions.total_rows} rows) and answered ${answer.total_rows} rows; the LLM reads:`);
+  print('      | region | quakes | max_mag |');
+  print('      |---|---:|---:|');
+  for (const row of rows) print(`      | ${row.region} | ${row.quakes} | ${row.max_mag} |`);
+  print(
+    `      withheld: ${answer.body_domains.join(', ')}, behind ${redactTokensInUrl(answer.resource_url)} (the consumer's own data plane, for further tools)`,
+  );
+  return { texts: { regions: regionsText, quakes: quakesText, args: JSON.stringify(args), result: resultTextSeen }, rows, resultUrl: answer.resource_url };
 }
 
 /** Saves the consumer's PNG chart, if it sent one, and prints where; prints its note otherwise. */

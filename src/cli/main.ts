@@ -44,8 +44,10 @@ const USAGE = `Usage:
       optional package @duckdb/node-api). --query-timeout-ms: the time limit of
       one query (default 30000).
   s2sp demo [--mode async|sync] [--min-mag M] [--abstract-format rows|columns] [--chart FILE]
-      Run both servers as child processes and play the agent; the consumer's
+      Run the servers as child processes and play the agent; the consumer's
       chart is saved to FILE (default: s2sp-demo-chart.png in the temp folder).
+      Then join the earthquakes with a second serve's seismic regions through
+      query_rows (needs @duckdb/node-api).
 
 Over stdio the data plane listens on --data-port (default: any free port);
 over http MCP (/mcp) and the data plane share --port (default ${DEFAULT_HTTP_PORT}).

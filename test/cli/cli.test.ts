@@ -1,7 +1,8 @@
 /**
  * The built CLI, end to end: `s2sp serve` over stdio and over HTTP through the
  * SDK's own clients, the data plane behind its resource_url over real HTTP,
- * `s2sp demo` in both modes, and the CLI's errors.
+ * `s2sp demo` in both modes (its join checked against counts made here from
+ * the raw files), and the CLI's errors.
  */
 import { test } from 'node:test';
 import { Table, Utf8, tableToIPC, vectorFromArray } from 'apache-arrow';
@@ -16,6 +17,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CLI_PATH as CLI, runCli, startCliServer } from '../support/cli-process.js';
 import { expectConsumed } from '../support/expect-consumed.js';
 import { decodePng } from '../support/png.js';
+import { defaultDatasetPath, seismicRegionsPath } from '../../src/cli/default-dataset.js';
 import { fileOf, patchFirstBatch } from '../support/corrupt-ipc.js';
 
 interface Envelope {
@@ -98,6 +100,34 @@ test('serve over Streamable HTTP: MCP at /mcp and the data plane on one port', a
   assert.equal(((await response.json()) as { total_rows: number }).total_rows, 1707);
 });
 
+/**
+ * The demo's join answer computed here from the raw files, without the code
+ * under test: each earthquake of the GeoJSON counted in the region of the CSV
+ * whose box holds it (min inclusive, max exclusive), with its largest
+ * magnitude; ordered as the demo's SQL orders them.
+ */
+function expectedQuakesPerRegion(): Array<{ region: string; quakes: number; maxMag: number }> {
+  const [header, ...lines] = readFileSync(seismicRegionsPath(), 'utf8').trim().split('\n');
+  const at = Object.fromEntries(header.split(',').map((name, i) => [name, i]));
+  const regions = lines.map((line) => line.split(','));
+  const geo = JSON.parse(readFileSync(defaultDatasetPath(), 'utf8')) as {
+    features: Array<{ properties: { mag: number }; geometry: { coordinates: number[] } }>;
+  };
+  const byRegion = new Map<string, { region: string; quakes: number; maxMag: number }>();
+  for (const { properties, geometry } of geo.features) {
+    const [lon, lat] = geometry.coordinates;
+    for (const r of regions) {
+      if (lon >= Number(r[at.min_lon]) && lon < Number(r[at.max_lon]) && lat >= Number(r[at.min_lat]) && lat < Number(r[at.max_lat])) {
+        const entry = byRegion.get(r[at.region]) ?? { region: r[at.region], quakes: 0, maxMag: -Infinity };
+        entry.quakes += 1;
+        entry.maxMag = Math.max(entry.maxMag, properties.mag);
+        byRegion.set(r[at.region], entry);
+      }
+    }
+  }
+  return [...byRegion.values()].sort((a, b) => b.quakes - a.quakes || (a.region < b.region ? -1 : 1));
+}
+
 // Each run prints both formats' tokens; the runs drive the agent through each way of passing abstract_data.
 for (const [mode, format] of [
   ['async', 'columns'],
@@ -123,6 +153,26 @@ for (const [mode, format] of [
     assert.ok(stdout.includes(`saved to ${chart}`), stdout);
     const png = decodePng(readFileSync(chart));
     assert.ok(png.width > 800 && png.height > 300, `${png.width}x${png.height}: histogram and map`);
+
+    // [6] joins the earthquakes with the second server's regions: the answer's rows, as printed, are the counts made here.
+    const joinPart = stdout.slice(stdout.indexOf('[6]'), stdout.indexOf('[7]'));
+    assert.match(joinPart, /Agent calls query_rows\(tables=\{quakes: .*, regions: .*\}/);
+    const answer = [...joinPart.matchAll(/^ {6}\| ([^|]+?) \| (\d+) \| ([\d.]+) \|$/gm)].map((m) => ({
+      region: m[1],
+      quakes: Number(m[2]),
+      maxMag: Number(m[3]),
+    }));
+    const expected = expectedQuakesPerRegion();
+    assert.ok(expected.length >= 10, `${expected.length} regions with earthquakes`);
+    assert.deepEqual(answer, expected);
+    assert.match(joinPart, new RegExp(`answered ${expected.length} rows`));
+    // [7]: the whole pipeline's tokens, both tables' worth for plain MCP.
+    const pipeline = /\| pipeline total \| ([\d,]+) \| ([\d,]+) \([\d.]+%\) \| ([\d,]+) \([\d.]+%\) \|/.exec(stdout);
+    assert.ok(pipeline, stdout);
+    const [pipelinePlain, pipelineRows, pipelineColumns] = [pipeline[1], pipeline[2], pipeline[3]].map((n) => Number(n.replace(/,/g, '')));
+    assert.ok(pipelinePlain > plain, `the pipeline's plain MCP ${pipelinePlain} adds the regions table to ${plain}`);
+    assert.ok(pipelineRows > rows && pipelineColumns > columns, 'the join step costs the LLM some tokens with S2SP too');
+    assert.ok(pipelineColumns <= pipelinePlain / 5, `pipeline columns ${pipelineColumns} <= 20% of ${pipelinePlain}`);
   });
 }
 
