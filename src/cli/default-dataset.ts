@@ -4,7 +4,7 @@
  * an optional package (optional-package.ts); its `exports` map hides the
  * data folder from `import`, so we resolve the package entry and walk to it.
  * The demo's second table: hand-made seismic regions in this package's own
- * `data/` folder (listed in package.json `files`, so it ships).
+ * `src/cli/data/` (listed in package.json `files`, so it ships).
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,11 +25,11 @@ export function defaultDatasetPath(): string {
 }
 
 /**
- * Absolute path of `data/seismic-regions.csv`: 16 plate-boundary regions as
+ * Absolute path of `src/cli/data/seismic-regions.csv`: 16 plate-boundary regions as
  * longitude/latitude boxes (min inclusive, max exclusive; no two overlap), the
  * table the demo joins the earthquakes with. Found from this file's place,
  * `<package>/dist/src/cli/`, in a checkout and in an installed package alike.
  */
 export function seismicRegionsPath(): string {
-  return fileURLToPath(new URL('../../../data/seismic-regions.csv', import.meta.url));
+  return fileURLToPath(new URL('../../../src/cli/data/seismic-regions.csv', import.meta.url));
 }
