@@ -2,7 +2,8 @@
  * Loads Arrow record batches into a DuckDB table: each batch cut into data
  * chunks of DuckDB's vector size, each column written into its vector whole
  * (one copy for fixed-width values and for the null mask when Arrow's is
- * byte-aligned; a call per value only for strings and blobs, which DuckDB
+ * byte-aligned; strings and blobs of up to 12 bytes, which DuckDB keeps
+ * inline, in the same copy; a call per longer value, whose bytes DuckDB
  * copies into its own heap), then the chunk appended. No JS value is made
  * for a number, a date or a decimal on the way.
  */
@@ -12,6 +13,10 @@ import type { Vector as DuckDBVectorHandle } from '@duckdb/node-bindings';
 import type { ColumnStorage } from './column-types.js';
 import type { DuckDB } from './duckdb-package.js';
 import { resizeIntegers } from './resize-integers.js';
+
+/** Bytes of DuckDB's duckdb_string_t, and of the string it holds inline. */
+const STRING_STRUCT_BYTES = 16;
+const INLINE_STRING_BYTES = 12;
 
 /** One loaded column: where it goes and how its bytes are laid out. */
 export interface LoadColumn {
@@ -106,8 +111,26 @@ function writeBytes(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, start:
   }
   const offsets = data.valueOffsets as Int32Array | BigInt64Array;
   const bytes = data.values as Uint8Array;
+  // DuckDB's duckdb_string_t is 16 bytes: the length, then up to 12 bytes inline, or a prefix and a
+  // pointer into the vector's heap. Inline ones are written here and copied in with the vector; only
+  // longer ones need the call that copies their bytes into the heap.
+  const structs = new Uint8Array(count * STRING_STRUCT_BYTES);
+  const lengths = new DataView(structs.buffer);
+  const long: number[] = [];
   for (let i = 0; i < count; i++) {
     if (!valid(start + i)) continue;
+    const from = Number(offsets[start + i]);
+    const length = Number(offsets[start + i + 1]) - from;
+    if (length > INLINE_STRING_BYTES) {
+      long.push(i);
+      continue;
+    }
+    const at = i * STRING_STRUCT_BYTES;
+    lengths.setUint32(at, length, true);
+    for (let k = 0; k < length; k++) structs[at + 4 + k] = bytes[from + k];
+  }
+  bindings.copy_data_to_vector(vector, 0, structs.buffer, 0, structs.byteLength);
+  for (const i of long) {
     const from = Number(offsets[start + i]);
     bindings.vector_assign_string_element_len(vector, i, bytes.subarray(from, Number(offsets[start + i + 1])));
   }

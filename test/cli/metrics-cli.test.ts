@@ -47,10 +47,7 @@ test('cli metrics: a consumer over stdio listens for /metrics and logs where', {
   const client = new Client({ name: 'cli-metrics-test', version: '0' });
   await client.connect(transport);
   t.after(() => client.close());
-  assert.deepEqual(
-    (await client.listTools()).tools.map((tool) => tool.name).sort(),
-    ['query_rows', 'summarize_rows'],
-  );
+  assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name).sort(), ['query_rows', 'summarize_rows']);
   const text = await (await fetch(await where)).text();
   assert.match(text, /^# TYPE s2sp_consumer_fetch_failures_total counter$/m);
   // query_rows' results are bodies of the consumer's own: its data plane counts them too.
