@@ -88,10 +88,10 @@ export interface PipelineSummary {
   runs: Run[];
 }
 
-await runScenario('pipeline', 'Pipeline: s2sp serve -> read_table -> s2sp consumer (abstract_data="*"), 1M rows x 10 columns (quick: 250k)', async (flags) => {
+await runScenario('pipeline', 'Pipeline: s2sp serve -> read_table -> s2sp consumer (abstract_data="*"), 1M rows x 10 columns (quick: 100k)', async (flags) => {
   const reps = flags.reps ?? (flags.quick ? 1 : 3);
-  // Quick: a quarter of the rows (the scenario has no goal; quick runs check that it works).
-  const rowCount = flags.quick ? ROWS / 4 : ROWS;
+  // Quick: a tenth of the rows (the scenario has no goal; quick runs check that it works).
+  const rowCount = flags.quick ? ROWS / 10 : ROWS;
   const budgetMs = flags.quick ? 120_000 : 400_000;
   const dir = mkdtempSync(join(tmpdir(), 's2sp-bench-pipeline-'));
   const file = join(dir, 'table.arrow');

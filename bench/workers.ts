@@ -54,8 +54,11 @@ await runScenario('workers', 'Workers: the full 1M-row fetch with 0, 1 and 2 enc
         if (t.status !== 200) throw new Error(`${f.label} with ${workers} workers answered ${t.status}`);
         return { seconds: t.seconds, bytes: t.bytes, growth: peak - before };
       };
-      progress(`${f.label}: warm-up`);
-      for (const w of SETTINGS) await fetchWith(w);
+      // Quick: no warm-up (its figures are indicative; the full run warms each setting once).
+      if (!flags.quick) {
+        progress(`${f.label}: warm-up`);
+        for (const w of SETTINGS) await fetchWith(w);
+      }
       const more = bounded(reps, flags.quick ? 30_000 : 120_000);
       for (let rep = 0; more(rep); rep++) {
         progress(`${f.label}: rep ${rep + 1}/${reps}`);
@@ -108,7 +111,7 @@ await runScenario('workers', 'Workers: the full 1M-row fetch with 0, 1 and 2 enc
     goals: [],
     notes: [
       `No goal of its own; JSON with 2 workers vs 0: ${ratio(json(0).seconds.median, json(2).seconds.median)} (on this ${cpus().length}-core machine the client, curl, needs a core too).`,
-      `Client: ${bigClientName()}; ${reps} repetitions per setting after one warm-up each, interleaved with the order rotating. Before each request: a full gc in the server, 100 ms of quiet, then the RSS peak is reset (as in large-fetch).`,
+      `Client: ${bigClientName()}; ${reps} repetitions per setting ${flags.quick ? 'with no warm-up (quick)' : 'after one warm-up each'}, interleaved with the order rotating. Before each request: a full gc in the server, 100 ms of quiet, then the RSS peak is reset (as in large-fetch).`,
       'Arrow+LZ4: the planes run with `encodedCache: 0`, so every response compresses every buffer (the default plane keeps them after the first response; bench/compression.ts compares both). Since the workers\' event loops turn between tasks (native-notes.md, "lz4-napi"), LZ4 in workers no longer grows the server.',
       'workers = 0: every chunk is encoded on the main thread (`workers: 0`); 1 and 2: a piscina pool of that many threads, a window of that many chunks in flight.',
       bench + '.',
