@@ -77,7 +77,7 @@ function post(agent: http.Agent, url: string, accept: string, body: string): Pro
 
 await runScenario('mixed-load', 'Mixed load: small requests while full 1M-row fetches run', async (flags) => {
   const idleMs = flags.quick ? 1_500 : 3_000;
-  const bigFetches = flags.reps ?? (flags.quick ? 2 : 3);
+  const bigFetches = flags.reps ?? (flags.quick ? 1 : 3);
   /** A window lasts at least this long (and at least `bigFetches` full fetches). */
   const windowMs = flags.quick ? 1_500 : 3_000;
   progress('starting the s2sp server (single-use tokens of one cached body)');
