@@ -236,6 +236,16 @@ test('a source already consumed: S2SP_ERR_QUERY_SOURCE_FAILED naming the table a
   assert.match((result.content[0] as { text: string }).text, /"customers".*S2SP_ERR_CONSUMER_FETCH_FAILED.*S2SP_ERR_TOKEN_NOT_FOUND/);
 });
 
+test('a source that cannot be reached: S2SP_ERR_QUERY_SOURCE_FAILED naming the table', async (t) => {
+  const s = await setup(t);
+  const { customers } = await sources(s);
+  // Nothing listens on the discard port of loopback.
+  const gone = `http://127.0.0.1:9/s2sp/data/${'A'.repeat(43)}`;
+  const result = await call(s.consumer, 'query_rows', { sql: JOIN_SQL, tables: { orders: gone, customers }, abstract_domains: 'country' });
+  assert.equal(codeOf(result), 'S2SP_ERR_QUERY_SOURCE_FAILED');
+  assert.match((result.content[0] as { text: string }).text, /"orders"/);
+});
+
 test('arguments: tables must name sources by resource_url; an undelivered ddi:// handle says what to do', async (t) => {
   const s = await setup(t);
   const bad: Array<[Record<string, unknown>, string]> = [
