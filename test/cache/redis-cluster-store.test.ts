@@ -283,14 +283,15 @@ test(
     const failing = Date.now();
     await cluster.failOver(victim);
     const failedOver = Date.now();
-    // 503 for the victim's slots until the replicas' stores learn the new map, then never again.
+    // 503 for the victim's slots until the replicas' stores learn the new map, then never again. Each
+    // replica's cluster client learns it on its own, so both are asked (a lost token: 404, nothing spent).
     let lastFiveHundred = failedOver;
     const outcomes = new Map<string, RawResponse[]>();
     await eventually(
       async () => {
-        const res = await b.post(lost[0], {}, { accept: ARROW });
-        if (res.status >= 500) lastFiveHundred = Date.now();
-        return res.status < 500;
+        const statuses = (await Promise.all([a.post(lost[0], {}, { accept: ARROW }), b.post(lost[0], {}, { accept: ARROW })])).map((res) => res.status);
+        if (statuses.some((status) => status >= 500)) lastFiveHundred = Date.now();
+        return statuses.every((status) => status < 500);
       },
       10_000,
       'the victim slots answered again',
