@@ -15,8 +15,7 @@ import { registerToolOn, toolCallOf, type McpToolHost, type RegisteredToolOf, ty
 import type { Listener, ToolFailedEvent } from '../observe.js';
 import { jsonToolResult, toolFailureResult } from './tool-results.js';
 import { progressReporterFor } from './progress.js';
-import { toolSpanOf, tracedTool } from './tool-span.js';
-import { traceparentOnwards } from '../telemetry/tracing.js';
+import { onwardTraceparent, tracedTool } from './tool-span.js';
 
 /** What a consumer handler receives. */
 export interface ConsumerInput {
@@ -123,7 +122,7 @@ export function registerConsumerTool<Host extends McpToolHost>(
     const callOptions: ResolveOptions = {
       ...resolveOptions,
       signal,
-      traceparent: traceparentOf(extra),
+      traceparent: onwardTraceparent(extra),
       ...(progress === undefined ? {} : { observe: progress.report }),
     };
     try {
@@ -143,11 +142,6 @@ export function registerConsumerTool<Host extends McpToolHost>(
   return registerToolOn(mcp, name, { ...config, inputSchema: CONSUMER_PARAMS }, tracedTool(name, callback));
 }
 
-/** The `traceparent` the consumer's fetch continues: its call's span, else the one the call came with. */
-function traceparentOf(extra: ToolExtra): string | undefined {
-  return traceparentOnwards(toolSpanOf(extra), toolCallOf(extra).traceparent);
-}
-
 /** The batch flavour: errors of the transfer, thrown from the batches inside the handler, are tool errors too. */
 function registerBatchConsumerTool<Host extends McpToolHost>(
   mcp: Host,
@@ -165,7 +159,7 @@ function registerBatchConsumerTool<Host extends McpToolHost>(
       resolved = await resolveConsumerBatches(args, {
         ...options,
         signal: toolCallOf(extra).signal,
-        traceparent: traceparentOf(extra),
+        traceparent: onwardTraceparent(extra),
         ...(progress === undefined ? {} : { observe: progress.report }),
       });
       const result = await handler(resolved, extra);

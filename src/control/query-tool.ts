@@ -25,8 +25,7 @@ import { resolveConsumerBatches, type ResolveOptions, type ResolvedBatches } fro
 import { SqlSession } from '../sql/sql-session.js';
 import { registerResourceTool, type ResourceToolContext, type ToolConfig } from './resource-tool.js';
 import { toolCallOf, type McpToolHost, type RegisteredToolOf, type ToolExtra } from './tool-host.js';
-import { toolSpanOf } from './tool-span.js';
-import { traceparentOnwards } from '../telemetry/tracing.js';
+import { onwardTraceparent } from './tool-span.js';
 
 /** The tool's name in `s2sp consumer`. */
 export const QUERY_TOOL = 'query_rows';
@@ -181,15 +180,13 @@ async function runQuery(
   const open: OpenSource[] = [];
   try {
     await session.inspect(sql, [...sources.keys()]);
-    const resolveOptions: ResolveOptions = { ...options.consumer, signal, traceparent: traceparentOnwards(toolSpanOf(extra), toolCallOf(extra).traceparent) };
+    const resolveOptions: ResolveOptions = { ...options.consumer, signal, traceparent: onwardTraceparent(extra) };
     // Every source at once: their schemas come first, their rows follow as they are loaded.
     const settled = await Promise.allSettled(
       [...groupByOrigin(sources)].map(async ([key, names]) => {
         const source = sources.get(names[0])!;
         const args = source.kind === 'url' ? { abstract_data: '*', resource_url: key } : { abstract_data: '*', body_data: source.rowsText };
-        const resolved = await sourceStep(names[0], () => resolveConsumerBatches(args, resolveOptions));
-        open.push({ names, resolved });
-        return resolved;
+        open.push({ names, resolved: await sourceStep(names[0], () => resolveConsumerBatches(args, resolveOptions)) });
       }),
     );
     const failed = settled.find((outcome) => outcome.status === 'rejected');

@@ -7,7 +7,7 @@
  */
 import type { PutResult, StreamedPutResult } from '../cache/body-store.js';
 import type { Listener, ProgressEvent } from '../observe.js';
-import { startSpan, tracingAvailable, type TraceSpan } from '../telemetry/tracing.js';
+import { startSpan, traceparentOnwards, tracingAvailable, type TraceSpan } from '../telemetry/tracing.js';
 import { toolCallOf, type ToolExtra, type ToolResult } from './tool-host.js';
 import { ERROR_CODE_META_KEY } from './tool-results.js';
 
@@ -17,6 +17,11 @@ const TOOL_SPANS = new WeakMap<object, TraceSpan>();
 /** The span of the tool call whose handler got `extra`, if it has one. */
 export function toolSpanOf(extra: ToolExtra | undefined): TraceSpan | undefined {
   return extra === undefined ? undefined : TOOL_SPANS.get(extra);
+}
+
+/** The `traceparent` a tool's outgoing fetch continues: its call's span, else the one the call came with. */
+export function onwardTraceparent(extra: ToolExtra): string | undefined {
+  return traceparentOnwards(toolSpanOf(extra), toolCallOf(extra).traceparent);
 }
 
 /** `callback` run inside its call's span; a tool error marks the span failed with the error's code. */
