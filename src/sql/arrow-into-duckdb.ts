@@ -29,7 +29,6 @@ export interface LoadColumn {
  * Appends every row of `batches` through `appender`.
  * @param columns one per batch column, in order
  * @param stopped checked between chunks: true ends the load early (the query's time is up, or it was cancelled)
- * @returns rows appended
  */
 export async function appendBatches(
   duck: DuckDB,
@@ -37,14 +36,13 @@ export async function appendBatches(
   columns: readonly LoadColumn[],
   batches: AsyncIterable<RecordBatch>,
   stopped: () => boolean,
-): Promise<number> {
+): Promise<void> {
   const { api, bindings } = duck;
   const chunkRows = bindings.vector_size();
   const types = columns.map((column) => column.type);
-  let rows = 0;
   for await (const batch of batches) {
     for (let start = 0; start < batch.numRows; start += chunkRows) {
-      if (stopped()) return rows;
+      if (stopped()) return;
       const count = Math.min(chunkRows, batch.numRows - start);
       const chunk = api.DuckDBDataChunk.create(types, count);
       for (let c = 0; c < columns.length; c++) {
@@ -52,10 +50,8 @@ export async function appendBatches(
         writeColumn(duck, bindings.data_chunk_get_vector(chunk.chunk, c), data, start, count, columns[c].storage);
       }
       appender.appendDataChunk(chunk);
-      rows += count;
     }
   }
-  return rows;
 }
 
 /** Writes rows `start .. start + count` of `data` into `vector`. */
@@ -96,13 +92,12 @@ function writeColumn(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, start
 /** Strings and blobs: DuckDB copies each value's bytes into the vector's heap. */
 function writeBytes(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, start: number, count: number): void {
   const { bindings } = duck;
-  const valid = validityOf(data);
   const typeId = data.type.typeId;
   if (typeId === Type.Utf8View || typeId === Type.BinaryView || typeId === Type.FixedSizeBinary) {
     // Views keep short values inline and long ones in side buffers, fixed-size binary has no offsets: arrow-js reads them.
     const view = makeVector(data);
     for (let i = 0; i < count; i++) {
-      if (!valid(start + i)) continue;
+      if (!data.getValid(start + i)) continue;
       const value = view.get(start + i) as string | Uint8Array;
       if (typeof value === 'string') bindings.vector_assign_string_element(vector, i, value);
       else bindings.vector_assign_string_element_len(vector, i, value);
@@ -118,7 +113,7 @@ function writeBytes(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, start:
   const lengths = new DataView(structs.buffer);
   const long: number[] = [];
   for (let i = 0; i < count; i++) {
-    if (!valid(start + i)) continue;
+    if (!data.getValid(start + i)) continue;
     const from = Number(offsets[start + i]);
     const length = Number(offsets[start + i + 1]) - from;
     if (length > INLINE_STRING_BYTES) {
@@ -138,7 +133,8 @@ function writeBytes(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, start:
 
 /** Copies Arrow's null mask (1 = valid, least significant bit first, as DuckDB's) when the column has nulls. */
 function writeValidity(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, start: number, count: number): void {
-  if (data.nullCount === 0 || data.nullBitmap === undefined || data.nullBitmap.byteLength === 0) return;
+  // The test arrow-js's own getValid makes before it reads the mask.
+  if (!data.nullable || data.nullCount === 0) return;
   const { bindings } = duck;
   bindings.vector_ensure_validity_writable(vector);
   const bitmap = data.nullBitmap;
@@ -152,15 +148,4 @@ function writeValidity(duck: DuckDB, vector: DuckDBVectorHandle, data: Data, sta
     for (let i = 0, bit = first; i < count; i++, bit++) mask[i >> 3] |= ((bitmap[bit >> 3] >> (bit & 7)) & 1) << (i & 7);
   }
   bindings.copy_data_to_vector_validity(vector, 0, mask.buffer as ArrayBuffer, mask.byteOffset, mask.byteLength);
-}
-
-/** Whether row `index` of `data` holds a value. */
-function validityOf(data: Data): (index: number) => boolean {
-  const bitmap = data.nullBitmap;
-  if (data.nullCount === 0 || bitmap === undefined || bitmap.byteLength === 0) return () => true;
-  const offset = data.offset;
-  return (index) => {
-    const bit = offset + index;
-    return ((bitmap[bit >> 3] >> (bit & 7)) & 1) === 1;
-  };
 }

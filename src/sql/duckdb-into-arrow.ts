@@ -67,11 +67,6 @@ export class ResultBatches {
     return this.#batches;
   }
 
-  /** Bytes of column buffers made so far. */
-  get bytes(): number {
-    return this.#bytes;
-  }
-
   #cut(): void {
     const children = this.#builders.map((builder) => builder.finish(this.#rows));
     const struct = makeData({ type: new Struct(this.schema.fields), length: this.#rows, nullCount: 0, children });
@@ -132,6 +127,9 @@ class ColumnBuilder {
     const { bindings } = duck;
     const storage = this.#type.storage;
     const before = this.#values.length + this.#validity.length;
+    // DuckDB's null mask, read once for the column's values and its own: null when every row is valid.
+    const mask = storage.kind === 'null' ? undefined : bindings.vector_get_validity(vector, Math.ceil(count / 64) * 8);
+    const valid = (i: number): boolean => mask === null || (mask !== undefined && ((mask[i >> 3] >> (i & 7)) & 1) === 1);
     switch (storage.kind) {
       case 'fixed':
         this.#values.push(bindings.vector_get_data(vector, count * storage.bytes));
@@ -141,7 +139,7 @@ class ColumnBuilder {
         break;
       case 'hugeint': {
         const bytes = bindings.vector_get_data(vector, count * 16);
-        checkDecimal38(bytes, count, storage.signed, column);
+        checkDecimal38(bytes, count, storage.signed, column, valid);
         this.#values.push(bytes);
         break;
       }
@@ -153,12 +151,12 @@ class ColumnBuilder {
         break;
       }
       case 'bytes':
-        this.#appendStrings(duck, vector, count);
+        this.#appendStrings(duck, vector, count, valid);
         break;
       case 'null':
         break;
     }
-    this.#appendValidity(duck, vector, count);
+    this.#appendValidity(count, valid);
     this.#rows += count;
     return this.#values.length + this.#validity.length - before + (storage.kind === 'bytes' ? count * 4 : 0);
   }
@@ -188,13 +186,12 @@ class ColumnBuilder {
   }
 
   /** duckdb_string_t: 4 bytes of length, then the bytes inline (12 or fewer) or a prefix and a pointer. */
-  #appendStrings(duck: DuckDB, vector: DuckDBVectorHandle, count: number): void {
+  #appendStrings(duck: DuckDB, vector: DuckDBVectorHandle, count: number, valid: (i: number) => boolean): void {
     const { bindings } = duck;
     const structs = bindings.vector_get_data(vector, count * 16);
     const view = new DataView(structs.buffer, structs.byteOffset, structs.byteLength);
-    const valid = bindings.vector_get_validity(vector, Math.ceil(count / 64) * 8);
     for (let i = 0; i < count; i++) {
-      if (valid === null || ((valid[i >> 3] >> (i & 7)) & 1) === 1) {
+      if (valid(i)) {
         const length = view.getUint32(i * 16, true);
         const at = structs.byteOffset + i * 16;
         this.#values.push(
@@ -205,15 +202,13 @@ class ColumnBuilder {
     }
   }
 
-  /** DuckDB's mask (absent when every row is valid) appended bit by bit, or a byte at a time when aligned. */
-  #appendValidity(duck: DuckDB, vector: DuckDBVectorHandle, count: number): void {
+  /** The vector's validity appended bit by bit after the rows taken so far. */
+  #appendValidity(count: number, valid: (i: number) => boolean): void {
     const start = this.#rows;
     const bytesAfter = Math.ceil((start + count) / 8);
     const out = this.#validity.reserve(bytesAfter - this.#validity.length);
-    const mask = this.#type.storage.kind === 'null' ? undefined : duck.bindings.vector_get_validity(vector, Math.ceil(count / 64) * 8);
     for (let i = 0, bit = start; i < count; i++, bit++) {
-      const valid = this.#type.storage.kind === 'null' ? false : mask === null || mask === undefined || ((mask[i >> 3] >> (i & 7)) & 1) === 1;
-      if (valid) out[bit >> 3] |= 1 << (bit & 7);
+      if (valid(i)) out[bit >> 3] |= 1 << (bit & 7);
       else this.#nulls++;
     }
     this.#validity.length = bytesAfter;
@@ -225,11 +220,13 @@ const DECIMAL38_MAX = 10n ** 38n - 1n;
 /**
  * HUGEINT's range is wider than Decimal(38, 0)'s (10^38 - 1): a value
  * beyond it is refused, naming the column, rather than sent wrong. Only
- * values whose high word is large need the exact check.
+ * values whose high word is large need the exact check; null rows hold no
+ * value (their bytes are whatever the vector had), so they are not read.
  */
-function checkDecimal38(bytes: Uint8Array, count: number, signed: boolean, column: string): void {
+function checkDecimal38(bytes: Uint8Array, count: number, signed: boolean, column: string, valid: (i: number) => boolean): void {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let i = 0; i < count; i++) {
+    if (!valid(i)) continue;
     const high = signed ? view.getBigInt64(i * 16 + 8, true) : view.getBigUint64(i * 16 + 8, true);
     // |value| < 2^126 < 10^38 whenever the high word is within +-2^62.
     if (high < 1n << 62n && high >= -(1n << 62n)) continue;
