@@ -176,16 +176,12 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
     const resultTokens = countTokens(seenSummary);
     const column = (f: AbstractFormat) => [countTokens(seenBy[f].read), countTokens(JSON.stringify(seenBy[f].args)), resultTokens] as const;
     const plainColumn = [countTokens(plainText), countTokens(JSON.stringify({ rows: JSON.stringify(plainSelected) })), resultTokens] as const;
-    const byRows = column(AbstractFormat.rows);
-    const byColumns = column(AbstractFormat.columns);
-    const sum = (c: readonly number[]) => c.reduce((a, b) => a + b, 0);
-    const tokens: DemoTokens = { plain: sum(plainColumn), rows: sum(byRows), columns: sum(byColumns) };
-    const labels = ['read_table result', `${SUMMARIZE_TOOL} arguments the LLM writes`, `${SUMMARIZE_TOOL} result (text)`];
-    print(`    | step | plain MCP | S2SP, abstract_format=rows | S2SP, abstract_format=columns |`);
-    print('    |---|---:|---:|---:|');
-    for (let i = 0; i < labels.length; i++) print(`    | ${labels[i]} | ${fmt(plainColumn[i])} | ${fmt(byRows[i])} | ${fmt(byColumns[i])} |`);
-    const share = (n: number) => `${((100 * n) / tokens.plain).toFixed(1)}%`;
-    print(`    | total | ${fmt(tokens.plain)} | ${fmt(tokens.rows)} (${share(tokens.rows)}) | ${fmt(tokens.columns)} (${share(tokens.columns)}) |`);
+    const tokens = printTokenTable(
+      print,
+      ['read_table result', `${SUMMARIZE_TOOL} arguments the LLM writes`, `${SUMMARIZE_TOOL} result (text)`],
+      { plain: plainColumn, rows: column(AbstractFormat.rows), columns: column(AbstractFormat.columns) },
+      'total',
+    );
     print(`    rows: abstract rows as objects, the chosen rows passed back as abstract_data (the reference's shape)`);
     print(
       `    columns: column names once and one array per row; passed back as abstract_data: ${
@@ -195,9 +191,7 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
       }`,
     );
     print('    (the chart image is for people and not counted; it is the same with or without S2SP)');
-    print(
-      `    with abstract_format=${format} (this run) the LLM read ${share(tokens[format])} of the plain-MCP tokens, ${(tokens.plain / tokens[format]).toFixed(1)}x fewer`,
-    );
+    print(fewerLine(tokens, format, ''));
 
     print('');
     print("[6] A pipeline: earthquakes per seismic region, the join run by the consumer (query_rows) on both servers' bodies");
@@ -219,27 +213,20 @@ export async function runDemo(flags: DemoFlags, print: (line: string) => void): 
       [format]: [tokens[format], ...joinColumn(joined.texts)],
       [other]: [tokens[other], ...joinColumn(otherJoined.texts)],
     } as Record<AbstractFormat | 'plain', number[]>;
-    const pipelineTokens: DemoTokens = { plain: sum(pipeline.plain), rows: sum(pipeline.rows), columns: sum(pipeline.columns) };
-    const pipelineLabels = [
-      'steps [2] to [4] (the total above)',
-      `${REGIONS_TOOL} result`,
-      'read_table result again (a fresh resource_url)',
-      `${QUERY_TOOL} arguments the LLM writes`,
-      `${QUERY_TOOL} result (text); plain MCP: the answer the LLM writes`,
-    ];
-    print(`    | step | plain MCP | S2SP, abstract_format=rows | S2SP, abstract_format=columns |`);
-    print('    |---|---:|---:|---:|');
-    for (let i = 0; i < pipelineLabels.length; i++) {
-      print(`    | ${pipelineLabels[i]} | ${fmt(pipeline.plain[i])} | ${fmt(pipeline.rows[i])} | ${fmt(pipeline.columns[i])} |`);
-    }
-    const pipelineShare = (n: number) => `${((100 * n) / pipelineTokens.plain).toFixed(1)}%`;
-    print(
-      `    | pipeline total | ${fmt(pipelineTokens.plain)} | ${fmt(pipelineTokens.rows)} (${pipelineShare(pipelineTokens.rows)}) | ${fmt(pipelineTokens.columns)} (${pipelineShare(pipelineTokens.columns)}) |`,
+    const pipelineTokens = printTokenTable(
+      print,
+      [
+        'steps [2] to [4] (the total above)',
+        `${REGIONS_TOOL} result`,
+        'read_table result again (a fresh resource_url)',
+        `${QUERY_TOOL} arguments the LLM writes`,
+        `${QUERY_TOOL} result (text); plain MCP: the answer the LLM writes`,
+      ],
+      pipeline,
+      'pipeline total',
     );
     print('    (plain MCP reads the regions table whole; the earthquakes it read in [2] are still in its context, so they are not counted twice)');
-    print(
-      `    with abstract_format=${format} (this run) the LLM read ${pipelineShare(pipelineTokens[format])} of the plain-MCP tokens for the whole pipeline, ${(pipelineTokens.plain / pipelineTokens[format]).toFixed(1)}x fewer`,
-    );
+    print(fewerLine(pipelineTokens, format, ' for the whole pipeline'));
     return {
       mode: flags.mode,
       abstractFormat: format,
@@ -367,6 +354,38 @@ function resultText(result: CallToolResult): string {
     throw new S2SPError('S2SP_ERR_DEMO_FAILED', { reason: block?.type === 'text' ? block.text : 'no text content' });
   }
   return block.text;
+}
+
+/**
+ * Prints a token table, one line per step and plain MCP against S2SP in
+ * each abstract format, then `totalLabel`'s line with each total's share of
+ * plain MCP; returns the totals.
+ */
+function printTokenTable(
+  print: (line: string) => void,
+  labels: readonly string[],
+  counts: Record<AbstractFormat | 'plain', readonly number[]>,
+  totalLabel: string,
+): DemoTokens {
+  const sum = (c: readonly number[]) => c.reduce((a, b) => a + b, 0);
+  const totals: DemoTokens = { plain: sum(counts.plain), rows: sum(counts.rows), columns: sum(counts.columns) };
+  print(`    | step | plain MCP | S2SP, abstract_format=rows | S2SP, abstract_format=columns |`);
+  print('    |---|---:|---:|---:|');
+  for (let i = 0; i < labels.length; i++) print(`    | ${labels[i]} | ${fmt(counts.plain[i])} | ${fmt(counts.rows[i])} | ${fmt(counts.columns[i])} |`);
+  print(
+    `    | ${totalLabel} | ${fmt(totals.plain)} | ${fmt(totals.rows)} (${shareOf(totals, totals.rows)}) | ${fmt(totals.columns)} (${shareOf(totals, totals.columns)}) |`,
+  );
+  return totals;
+}
+
+/** This run's format against plain MCP, `scope` naming what was counted (' for the whole pipeline'). */
+function fewerLine(totals: DemoTokens, format: AbstractFormat, scope: string): string {
+  return `    with abstract_format=${format} (this run) the LLM read ${shareOf(totals, totals[format])} of the plain-MCP tokens${scope}, ${(totals.plain / totals[format]).toFixed(1)}x fewer`;
+}
+
+/** `n` as a percentage of the plain-MCP total. */
+function shareOf(totals: DemoTokens, n: number): string {
+  return `${((100 * n) / totals.plain).toFixed(1)}%`;
 }
 
 function fmt(n: number): string {
