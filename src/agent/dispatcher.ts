@@ -24,6 +24,7 @@ import { DdiBuffer } from './ddi-buffer.js';
 import { isDdiHandle } from '../protocol/ddi-handle.js';
 import { SYNC_BODY_META_KEY } from '../protocol/sync-body-meta.js';
 import { parseJsonExact, stringifyJsonExact } from '../json/exact-json.js';
+import { isRecord } from '../json/is-record.js';
 
 /** A sync-mode envelope: with its body (2025 shape) or without it (the body in the result's _meta, 2026). */
 type Envelope = Record<string, unknown> & { abstract: unknown[]; body?: unknown[] };
@@ -101,7 +102,7 @@ export class S2SPDispatcher {
    */
   beforeToolCall(args: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
     if (args === undefined || args === null) return args;
-    const tables = isPlainObject(args.tables) ? args.tables : undefined;
+    const tables = isRecord(args.tables) ? args.tables : undefined;
     const tableHandles = tables === undefined ? [] : Object.entries(tables).filter(([, value]) => isDdiHandle(value));
     if (!isDdiHandle(args.resource_url) && tableHandles.length === 0) return args;
     const taken: Taken[] = [];
@@ -118,7 +119,7 @@ export class S2SPDispatcher {
         delivered.body_data = take(args.resource_url);
       }
       if (tableHandles.length > 0) {
-        const tablesData = isPlainObject(args.tables_data) ? { ...args.tables_data } : {};
+        const tablesData = isRecord(args.tables_data) ? { ...args.tables_data } : {};
         for (const [name, handle] of tableHandles) tablesData[name] = take(handle as string);
         delivered.tables = Object.fromEntries(Object.entries(tables!).filter(([, value]) => !isDdiHandle(value)));
         delivered.tables_data = tablesData;
@@ -154,10 +155,6 @@ export class S2SPDispatcher {
 interface Taken {
   handle: string;
   bodyText: string;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The envelope in a text block, or undefined; only object-looking text is parsed. */

@@ -20,6 +20,7 @@ import * as z from 'zod/v4';
 import { S2SPError, isS2SPError } from '../errors.js';
 import { integerOption, optionsObject } from '../option-checks.js';
 import { isDdiHandle } from '../protocol/ddi-handle.js';
+import { isRecord } from '../json/is-record.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import { resolveConsumerBatches, type ResolveOptions, type ResolvedBatches } from '../consumer/resolve-batches.js';
 import { SqlSession } from '../sql/sql-session.js';
@@ -132,7 +133,7 @@ function checkQueryArgs(args: { sql: string; tables: Record<string, string> | st
       throw new S2SPError('S2SP_ERR_QUERY_ARG_INVALID', { problem: 'tablesNotObject', got: args.tables });
     }
   }
-  if (typeof tables !== 'object' || tables === null || Array.isArray(tables)) {
+  if (!isRecord(tables)) {
     throw new S2SPError('S2SP_ERR_QUERY_ARG_INVALID', { problem: 'tablesNotObject', got: tables });
   }
   const sources = new Map<string, TableSource>();

@@ -14,6 +14,7 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { S2SPError, isS2SPError } from '../errors.js';
 import type { CallerIdentity } from '../control/tool-host.js';
+import { isRecord } from '../json/is-record.js';
 
 /**
  * An RFC 7662 introspection answer, as an authorization server's
@@ -148,7 +149,7 @@ async function fetchJson(url: string): Promise<Record<string, unknown> | undefin
     const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' });
     if (!response.ok) return undefined;
     const value: unknown = await response.json();
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return isRecord(value) ? value : undefined;
   } catch {
     return undefined;
   }

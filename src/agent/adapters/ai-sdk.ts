@@ -12,7 +12,8 @@
  */
 import type { ToolSet } from 'ai';
 import { S2SPDispatcher } from '../dispatcher.js';
-import { isCallToolResult, isRecord } from './tool-output.js';
+import { isCallToolResult } from './tool-output.js';
+import { isRecord } from '../../json/is-record.js';
 
 type AnyTool = ToolSet[string];
 // Taken from the tool itself: `ToolExecutionOptions` gained a type parameter in ai v7.

@@ -22,7 +22,8 @@
 import type { HookCallback, HookCallbackMatcher, HookEvent, HookJSONOutput } from '@anthropic-ai/claude-agent-sdk';
 import { isS2SPError } from '../../errors.js';
 import { S2SPDispatcher } from '../dispatcher.js';
-import { isCallToolResult, isRecord, withholdBodies } from './tool-output.js';
+import { isCallToolResult, withholdBodies } from './tool-output.js';
+import { isRecord } from '../../json/is-record.js';
 
 /** The permission decision sent with a rewritten consumer call. */
 export const RewriteDecision = {

@@ -17,7 +17,8 @@
  */
 import type { LoadMcpToolsOptions } from '@langchain/mcp-adapters';
 import { S2SPDispatcher } from '../dispatcher.js';
-import { isRecord, withholdBodies } from './tool-output.js';
+import { withholdBodies } from './tool-output.js';
+import { isRecord } from '../../json/is-record.js';
 
 /** The two tool-call hooks, ready to spread into `MultiServerMCPClient` or `loadMcpTools` options. */
 export type S2SPToolHooks = Required<Pick<LoadMcpToolsOptions, 'beforeToolCall' | 'afterToolCall'>>;

@@ -8,13 +8,9 @@
  */
 import type { ToolResult as CallToolResult } from '../../control/tool-host.js';
 import type { S2SPDispatcher } from '../dispatcher.js';
+import { isRecord } from '../../json/is-record.js';
 
 type ContentBlock = CallToolResult['content'][number];
-
-/** True for a plain object (not an array, not null). */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** True for an object shaped like an MCP tool result (a `content` array). */
 export function isCallToolResult(value: unknown): value is CallToolResult {
