@@ -210,13 +210,7 @@ export class RedisStore implements BodyStore {
     let reservedNow = false;
     try {
       const account = this.#accountOf(known.id);
-      const [state, used, expired] = (await this.#run('s2spReserve', this.#acctKeys(account), [
-        known.id,
-        known.byteLength,
-        ttlMs,
-        this.maxBytes,
-        hash,
-      ])) as number[];
+      const [state, used, expired] = await this.#reserve(account, known, ttlMs, hash);
       this.#expired(expired);
       this.#accountBytes[account] = used;
       if (state === 0) throw this.#full(known.byteLength, used + this.#othersBytes(account));
@@ -226,7 +220,7 @@ export class RedisStore implements BodyStore {
         if (total > this.maxBytes) {
           // Uncounted before the refusal is answered: nothing of the body was written yet.
           reservedNow = false;
-          await this.#run('s2spForgetBody', [this.#acctKey(account, 'sizes'), this.#acctKey(account, 'bodies')], [known.id]);
+          await this.#forgetBody(known.id);
           this.#accountBytes[account] -= known.byteLength;
           throw this.#full(known.byteLength, total - known.byteLength);
         }
@@ -236,7 +230,7 @@ export class RedisStore implements BodyStore {
         if (!(await this.#addToken(known.id, hash, ttlMs))) throw new S2SPError('S2SP_ERR_STORE_UNAVAILABLE');
         // Counted already, yet missing: its last token may have gone on another replica meanwhile,
         // which uncounted it. Count it again (a no-op when it still is).
-        if (state === 2) await this.#run('s2spReserve', this.#acctKeys(account), [known.id, known.byteLength, ttlMs, this.maxBytes, hash]);
+        if (state === 2) await this.#reserve(account, known, ttlMs, hash);
       } else options.observe?.({ type: 'progress', bytes: known.byteLength, totalBytes: known.byteLength });
       await this.#send(['SET', this.#indexKey(hash), known.id, 'PX', String(ttlMs)]);
     } catch (error) {
@@ -432,7 +426,7 @@ export class RedisStore implements BodyStore {
       Promise.all([
         this.#send(['DEL', this.#indexKey(hash)]),
         this.#send(['ZREM', this.#acctKey(account, 'tokens'), hash]),
-        freed === 1 ? this.#run('s2spForgetBody', [this.#acctKey(account, 'sizes'), this.#acctKey(account, 'bodies')], [id]) : undefined,
+        freed === 1 ? this.#forgetBody(id) : undefined,
       ]),
     );
     return existed === 1;
@@ -445,8 +439,21 @@ export class RedisStore implements BodyStore {
     const chunks = Math.ceil(known.byteLength / this.chunkBytes);
     const keys = [`${base}m`, ...Array.from({ length: chunks }, (_, i) => `${base}c:${i}`)];
     await this.#send(['DEL', ...keys]);
-    const account = this.#accountOf(known.id);
-    await this.#run('s2spForgetBody', [this.#acctKey(account, 'sizes'), this.#acctKey(account, 'bodies')], [known.id]);
+    await this.#forgetBody(known.id);
+  }
+
+  /**
+   * Counts body `known` in its account (the RESERVE script of redis-scripts.ts): answers its
+   * [state (0 no room, 1 counted now, 2 counted before), the account's bytes, tokens expired now].
+   */
+  async #reserve(account: number, known: KnownBody, ttlMs: number, hash: string): Promise<number[]> {
+    return (await this.#run('s2spReserve', this.#acctKeys(account), [known.id, known.byteLength, ttlMs, this.maxBytes, hash])) as number[];
+  }
+
+  /** Uncounts body `id` from its account's budget. */
+  async #forgetBody(id: string): Promise<void> {
+    const account = this.#accountOf(id);
+    await this.#run('s2spForgetBody', [this.#acctKey(account, 'sizes'), this.#acctKey(account, 'bodies')], [id]);
   }
 
   /** Adds a token to the body `id` in Redis; false when the body is not there (complete). */
