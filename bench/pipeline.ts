@@ -25,21 +25,16 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { join } from 'node:path';
 import { tableToIPC } from 'apache-arrow';
 import { tableFromRows } from '../src/table/table-from-rows.js';
 import { BENCH_COLUMNS, generateRows } from './lib/dataset.js';
 import { mb, ratio, secs, spread, triple, type Goal, type Spread } from './lib/report.js';
 import { bounded, progress, runScenario } from './lib/scenario.js';
 import { ServerChild } from './lib/server-child.js';
+import { CALL_OPTIONS, cliChild, toolText } from './lib/cli-child.js';
 
 const ROWS = 1_000_000;
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'cli', 'main.js');
-/** The MCP SDK's default request timeout is 60 s; a JSON leg on a loaded machine may take longer. */
-const CALL_OPTIONS = { timeout: 600_000 };
 
 /** Peak RSS of a process over its life so far (VmHWM), or NaN where /proc has none. */
 function peakRss(pid: number | null | undefined): number {
@@ -50,22 +45,6 @@ function peakRss(pid: number | null | undefined): number {
   } catch {
     return NaN;
   }
-}
-
-/** A CLI child over stdio, with an MCP client connected to it. */
-async function cliChild(args: string[], name: string): Promise<{ client: Client; pid: () => number | null; close: () => Promise<void> }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], stderr: 'ignore' });
-  const client = new Client({ name, version: '0.1.0' });
-  await client.connect(transport);
-  return { client, pid: () => transport.pid, close: () => client.close() };
-}
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
-  const text = content.find((c) => c.type === 'text')?.text;
-  if (text === undefined) throw new Error(`no text content in ${JSON.stringify(result).slice(0, 200)}`);
-  if ((result as { isError?: boolean }).isError) throw new Error(`tool error: ${text.slice(0, 300)}`);
-  return text;
 }
 
 interface Run {
@@ -177,7 +156,7 @@ async function runPipeline(id: string, file: string, rowCount: number): Promise<
       const started = performance.now();
       const read = await resource.client.callTool({ name: 'read_table', arguments: { abstract_domains: 'i1,s1' } }, undefined, CALL_OPTIONS);
       readSeconds = (performance.now() - started) / 1000;
-      const envelope = JSON.parse(textOf(read)) as { total_rows: number; resource_url: string };
+      const envelope = JSON.parse(toolText(read)) as { total_rows: number; resource_url: string };
       if (envelope.total_rows !== rowCount) throw new Error(`read_table: ${envelope.total_rows} rows`);
       resourceUrl = envelope.resource_url;
     } else {
@@ -196,7 +175,7 @@ async function runPipeline(id: string, file: string, rowCount: number): Promise<
         CALL_OPTIONS,
       );
       const consumeSeconds = (performance.now() - started) / 1000;
-      const summarizedRows = Number((JSON.parse(textOf(summary)) as { row_count?: number }).row_count);
+      const summarizedRows = Number((JSON.parse(toolText(summary)) as { row_count?: number }).row_count);
       if (summarizedRows !== rowCount) throw new Error(`${id}: summarize_rows saw ${summarizedRows} rows`);
       return { readSeconds, consumeSeconds, resourcePeak: resourcePeak(), consumerPeak: peakRss(consumer.pid()), summarizedRows };
     } finally {

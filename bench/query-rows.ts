@@ -24,19 +24,17 @@
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { fetchBody } from '../src/consumer/fetch-body.js';
 import { mb, ms, ratio, spread, triple, type Goal } from './lib/report.js';
 import { bounded, progress, runScenario } from './lib/scenario.js';
+import { cliChild, toolText } from './lib/cli-child.js';
 
 const ORDERS = 1_000_000;
 const CUSTOMERS = 10_000;
 const COUNTRIES = 20;
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'cli', 'main.js');
 /** The MCP SDK's default request timeout is 60 s; keep a slow machine's run from failing on it. */
 const CALL_OPTIONS = { timeout: 300_000 };
 
@@ -64,21 +62,8 @@ interface EndToEndRun {
   sources: number;
 }
 
-/** A CLI child over stdio, with an MCP client connected to it. */
-async function cliChild(args: string[]): Promise<Client> {
-  const client = new Client({ name: 's2sp-bench-agent', version: '0.1.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], stderr: 'ignore' }));
-  return client;
-}
-
 async function callText(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
-  const result = (await client.callTool({ name, arguments: args }, undefined, CALL_OPTIONS)) as {
-    isError?: boolean;
-    content: Array<{ type: string; text?: string }>;
-  };
-  const text = result.content.find((c) => c.type === 'text')?.text ?? '';
-  if (result.isError === true) throw new Error(`${name}: ${text.slice(0, 300)}`);
-  return text;
+  return toolText(await client.callTool({ name, arguments: args }, undefined, CALL_OPTIONS));
 }
 
 await runScenario(
@@ -98,11 +83,12 @@ await runScenario(
       progress(`writing ${orderCount.toLocaleString('en-US')} orders and ${CUSTOMERS.toLocaleString('en-US')} customers as Parquet`);
       await writeTables(local, files, orderCount);
       const startedServers = performance.now();
-      const [ordersServer, customersServer, consumer] = await Promise.all([
+      const children = await Promise.all([
         cliChild(['serve', files.orders, '--tool', 'orders']),
         cliChild(['serve', files.customers, '--tool', 'customers']),
         cliChild(['consumer']),
       ]);
+      const [ordersServer, customersServer, consumer] = children.map((child) => child.client);
       clients.push(ordersServer, customersServer, consumer);
       progress(`three children up in ${((performance.now() - startedServers) / 1000).toFixed(1)} s`);
 
