@@ -21,12 +21,11 @@
  * arrow-js itself refuse.
  */
 import type { Data, RecordBatch } from 'apache-arrow';
-import { BodyCompression, BufferRegion, Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
+import { BufferRegion } from 'apache-arrow/ipc/metadata/message';
 import type { FieldNode } from 'apache-arrow/ipc/metadata/message';
 import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler';
 import type { IpcCodec } from '../../protocol/media-types.js';
-import { COMPRESSION_TYPE_OF } from '../compression/codec-registry.js';
-import { framedMetadata, padTo8 } from './message.js';
+import { padTo8, recordBatchMetadata } from './message.js';
 
 /** How body buffers are compressed: the codec the header names, and its compressor. */
 export interface BufferCompression {
@@ -46,8 +45,7 @@ export function recordBatchMessage(batch: RecordBatch, compression?: BufferCompr
   const assembled = assemble(batch);
   const buffers = assembled.buffers as Uint8Array[];
   if (compression === undefined) {
-    const header = new RecordBatchHeader(batch.numRows, assembled.nodes, assembled.bufferRegions, null, assembled.variadicBufferCounts);
-    const parts = [framedMetadata(Message.from(header, assembled.byteLength))];
+    const parts = [recordBatchMetadata(batch.numRows, assembled.nodes, assembled.bufferRegions, assembled.byteLength, undefined, assembled.variadicBufferCounts)];
     for (const buffer of buffers) pushPadded(parts, asBytes(buffer));
     return parts;
   }
@@ -89,8 +87,7 @@ export function compressedBatchMessage(
     pushPadded(body, buffer);
     offset += padTo8(buffer.byteLength);
   }
-  const header = new RecordBatchHeader(numRows, [...nodes], regions, new BodyCompression(COMPRESSION_TYPE_OF[codec]), [...variadicBufferCounts]);
-  return [framedMetadata(Message.from(header, offset)), ...body];
+  return [recordBatchMetadata(numRows, nodes, regions, offset, codec, variadicBufferCounts), ...body];
 }
 
 /** The assembler's own state (protected in arrow-js's typings), which a view column adds to. */
