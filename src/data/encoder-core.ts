@@ -403,7 +403,9 @@ function readyEncodedParts(plan: ChunkPlan): Uint8Array[] | undefined {
     for (let k = first; k < end; k++) {
       const columns = plan.encodedCache.peek(plan.body, codec, k, indices);
       if (columns === undefined) return undefined;
-      parts.push(...coalesce(compressedColumnsMessage(starts[k + 1] - starts[k], columns, codec)));
+      // Not coalesced: these go out corked in one writev, where a part costs a write() call (~1 us),
+      // not a syscall; copying ZSTD's many small buffers together cost more (0.4-2.5 ms a fetch).
+      for (const part of compressedColumnsMessage(starts[k + 1] - starts[k], columns, codec)) parts.push(part);
     }
   }
   return parts;

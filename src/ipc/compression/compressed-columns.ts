@@ -20,6 +20,18 @@ export interface CompressedColumn {
   /** Its body buffers in order, each `int64 length | frame` (or `-1 | raw`), unpadded. */
   readonly buffers: readonly Uint8Array[];
   readonly variadicBufferCounts: readonly number[];
+  /** The message this column's buffers are views of, and its place there (set by {@link splitCompressedColumns}). */
+  readonly source?: ColumnSource;
+}
+
+/** Where a column taken apart from a message came from. */
+export interface ColumnSource {
+  /** The whole record batch message. */
+  readonly message: Uint8Array;
+  /** The column's position among the message's columns. */
+  readonly index: number;
+  /** How many columns the message holds. */
+  readonly count: number;
 }
 
 /**
@@ -33,21 +45,31 @@ export function splitCompressedColumns(message: Uint8Array, columns: readonly Ve
   let node = 0;
   let buffer = 0;
   let variadic = 0;
-  const out = columns.map((column): CompressedColumn => {
+  const out = columns.map((column, index): CompressedColumn => {
     // How many nodes, buffers and variadic counts this column has: assembling it uncompressed tells.
     const layout = VectorAssembler.assemble(column);
     return {
       nodes: nodes.slice(node, (node += layout.nodes.length)),
       buffers: buffers.slice(buffer, (buffer += layout.buffers.length)),
       variadicBufferCounts: variadicBufferCounts.slice(variadic, (variadic += layout.variadicBufferCounts.length)),
+      source: { message, index, count: columns.length },
     };
   });
   if (node !== nodes.length || buffer !== buffers.length) throw new S2SPError('S2SP_ERR_INTERNAL_INVARIANT', { problem: 'columnSplit' });
   return out;
 }
 
-/** The record batch message of `rows` rows made of `columns` in order: views of their buffers, nothing compressed or copied. */
+/**
+ * The record batch message of `rows` rows made of `columns` in order: views
+ * of their buffers, nothing compressed or copied. When the columns are every
+ * column of the one message they were taken from, in its order, that message
+ * is already these bytes (the same writer made it) and is returned whole: a
+ * full fetch of a prepared body then writes one part per batch instead of
+ * two or three per buffer, and builds no header (bench/analysis.md, Think time).
+ */
 export function compressedColumnsMessage(rows: number, columns: readonly CompressedColumn[], codec: IpcCodec): Uint8Array[] {
+  const whole = wholeMessageOf(columns);
+  if (whole !== undefined) return [whole];
   return compressedBatchMessage(
     rows,
     columns.flatMap((c) => c.nodes),
@@ -55,6 +77,17 @@ export function compressedColumnsMessage(rows: number, columns: readonly Compres
     columns.flatMap((c) => c.variadicBufferCounts),
     codec,
   );
+}
+
+/** The message `columns` are exactly the columns of, in order, or undefined. */
+function wholeMessageOf(columns: readonly CompressedColumn[]): Uint8Array | undefined {
+  const first = columns[0]?.source;
+  if (first === undefined || first.count !== columns.length) return undefined;
+  for (let i = 0; i < columns.length; i++) {
+    const source = columns[i].source;
+    if (source?.message !== first.message || source.index !== i) return undefined;
+  }
+  return first.message;
 }
 
 /** The parts of a record batch message we wrote: its field nodes and body buffers (views of `message`). */

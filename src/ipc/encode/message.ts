@@ -32,9 +32,21 @@ export function framedMetadata(message: Message): Uint8Array {
   return out;
 }
 
-/** The schema message that opens a stream. */
+/** Schema messages already written, per Schema object (a cached body's schema opens every fetch of it). */
+const schemaMessages = new WeakMap<Schema, Uint8Array>();
+
+/**
+ * The schema message that opens a stream. Kept per Schema object and shared:
+ * callers write it out or copy it, never change it. (arrow-js's flatbuffers
+ * Builder takes ~0.5 ms for ten fields, per fetch of a prepared body.)
+ */
 export function schemaMessage(schema: Schema): Uint8Array {
-  return framedMetadata(Message.from(schema));
+  let message = schemaMessages.get(schema);
+  if (message === undefined) {
+    message = framedMetadata(Message.from(schema));
+    schemaMessages.set(schema, message);
+  }
+  return message;
 }
 
 /**

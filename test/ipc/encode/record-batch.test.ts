@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Binary, BinaryView, Decimal, Int32, Table, Utf8, Utf8View, makeData, makeVector, tableFromIPC, vectorFromArray, type RecordBatch } from 'apache-arrow';
 import { CompressionType } from 'apache-arrow/fb/compression-type';
-import { batchMessageParts } from '../../../src/ipc/compression/compressed-columns.js';
+import { batchMessageParts, compressedColumnsMessage, splitCompressedColumns } from '../../../src/ipc/compression/compressed-columns.js';
 import { concatParts, partsLength, schemaMessage } from '../../../src/ipc/encode/message.js';
 import { compressedBatchMessage, recordBatchMessage, type BufferCompression } from '../../../src/ipc/encode/record-batch.js';
 import { END_OF_STREAM } from '../../../src/protocol/arrow-framing.js';
@@ -106,6 +106,31 @@ test('a compressed batch message read back into its buffers and reassembled is t
         assert.equal(parts.numRows, batch.numRows, label);
         const again = concatParts(compressedBatchMessage(parts.numRows, parts.nodes, parts.buffers, parts.variadicBufferCounts, codec));
         assert.deepEqual(again, message, `${label} (${codec})`);
+      }
+    }
+  }
+});
+
+test('columns split from a message make it again: the message itself for all of them in order, the same bytes assembled otherwise', { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip }, () => {
+  for (const codec of ['lz4', 'zstd'] as const) {
+    for (const [label, table] of cases()) {
+      for (const batch of table.batches) {
+        const message = concatParts(recordBatchMessage(batch, compressor(codec)));
+        const vectors = batch.schema.fields.map((_, i) => batch.getChildAt(i)!);
+        const columns = splitCompressedColumns(message, vectors);
+        const whole = compressedColumnsMessage(batch.numRows, columns, codec);
+        assert.equal(whole.length, 1, `${label}: one part`);
+        assert.equal(whole[0], message, `${label}: the message itself, not a copy`);
+        // Without their source the same columns are assembled: the same bytes.
+        const unsourced = columns.map(({ nodes, buffers, variadicBufferCounts }) => ({ nodes, buffers, variadicBufferCounts }));
+        assert.deepEqual(concatParts(compressedColumnsMessage(batch.numRows, unsourced, codec)), message, `${label} (${codec}): assembled`);
+        if (columns.length < 2) continue;
+        // A subset, and the same columns reordered, are not that message.
+        for (const picked of [columns.slice(1), [...columns].reverse()]) {
+          const parts = compressedColumnsMessage(batch.numRows, picked, codec);
+          assert.notEqual(parts[0], message, label);
+          assert.equal(batchMessageParts(concatParts(parts)).buffers.length, picked.reduce((n, c) => n + c.buffers.length, 0), label);
+        }
       }
     }
   }
