@@ -80,6 +80,10 @@ for (const plane of planes) {
     prefix: plane.prefix,
     ...(plane.workers === undefined ? {} : { workers: plane.workers }),
     ...(plane.prepare === undefined ? {} : { prepare: plane.prepare }),
+    // As `s2sp serve` runs its plane: with the collector (this child runs under --expose-gc), run
+    // after each preparation. (Its store's is left out: a 600 MB body dropped per fetch would
+    // schedule collections into the next measurement.)
+    fullGc: (globalThis as { gc?: () => void }).gc,
     ...(plane.encodedCache === undefined ? {} : { encodedCache: plane.encodedCache }),
   });
 }

@@ -1,9 +1,15 @@
 /**
- * Asks for a full garbage collection after many bytes of memory V8 does not
- * weigh were dropped. A SharedArrayBuffer's memory returns to the system only
- * in a full collection, and its size does not count toward starting one, so
- * dropped body buffers can pile up to gigabytes while the JS heap stays small
- * (native-notes.md, "Memory").
+ * Asks for a full garbage collection at a moment of our choosing:
+ *
+ * - after many bytes of memory V8 does not weigh were dropped. A
+ *   SharedArrayBuffer's memory returns to the system only in a full
+ *   collection, and its size does not count toward starting one, so dropped
+ *   body buffers can pile up to gigabytes while the JS heap stays small
+ *   (native-notes.md, "Memory");
+ * - while the process is idle, when work just done will call for one anyway:
+ *   buffers a think-time preparation received from its workers make V8 start
+ *   a collection at the next fetch's first allocations, in the middle of its
+ *   transfer (data/encoder-core.ts, bench/analysis.md "Think time").
  *
  * The collector itself is the embedder's to give (`globalThis.gc` under
  * `--expose-gc`; the CLI turns it on): the library never changes V8 flags.
@@ -35,7 +41,12 @@ export class GcNudge {
   dropped(bytes: number): void {
     if (this.#collect === undefined) return;
     this.#pendingBytes += bytes;
-    if (this.#scheduled || this.#pendingBytes < THRESHOLD_BYTES) return;
+    if (this.#pendingBytes >= THRESHOLD_BYTES) this.soon();
+  }
+
+  /** Schedules a full collection now, or as soon as the rate limit lets, unless one is scheduled already. */
+  soon(): void {
+    if (this.#collect === undefined || this.#scheduled) return;
     this.#scheduled = true;
     const wait = Math.max(0, this.#lastRun + MIN_INTERVAL_MS - Date.now());
     setTimeout(() => {

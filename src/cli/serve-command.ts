@@ -46,11 +46,13 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
   const source = flags.file === undefined ? 'USGS earthquakes (vega-datasets earthquakes.json)' : basename(path);
   const spec = flags.store ?? 'memory';
   let lastError = '';
+  // The process is ours: the store collects dropped bodies with it, the data plane after a preparation.
+  const fullGc = exposeFullGc();
   const store = storeFromSpec(spec, {
     ttlMs: flags.ttlSeconds === undefined ? undefined : flags.ttlSeconds * 1000,
     leaseTimeoutMs: flags.leaseTimeoutSeconds === undefined ? undefined : flags.leaseTimeoutSeconds * 1000,
     commandTimeoutMs: flags.storeTimeoutSeconds === undefined ? undefined : flags.storeTimeoutSeconds * 1000,
-    fullGc: exposeFullGc(),
+    fullGc,
   });
   store.observe?.((event) => {
     // One line per distinct failure: a reconnect loop repeats the same error every second.
@@ -68,7 +70,7 @@ export async function createServeServer(flags: ServeFlags, log: (line: string) =
     ...listenOptions('s2sp-serve', flags),
     store,
     tools: { abstractRowLimit: flags.abstractLimit },
-    dataPlane: { prepare: flags.prepare },
+    dataPlane: { prepare: flags.prepare, fullGc },
     registry: await metricsRegistryFor(flags),
   });
   // The file's rows as the tool returns them: without the `_row_id` the reader added, so a plain

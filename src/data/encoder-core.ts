@@ -30,7 +30,8 @@ import { constants, createBrotliCompress, createGzip } from 'node:zlib';
 import type { Table } from 'apache-arrow';
 import type { FastifyReply } from 'fastify';
 import type { BodyStore, CachedBody } from '../cache/body-store.js';
-import { integerOption } from '../option-checks.js';
+import { GcNudge, type FullGc } from '../cache/gc-nudge.js';
+import { functionOption, integerOption } from '../option-checks.js';
 import { END_OF_STREAM } from '../protocol/arrow-framing.js';
 import { JSON_CONTENT_TYPE, arrowStreamType, type IpcCodec } from '../protocol/media-types.js';
 import { concatParts, schemaMessage } from '../ipc/encode/message.js';
@@ -97,6 +98,16 @@ export interface EncoderCoreOptions {
    * Default: `'auto'`.
    */
   prepare?: PrepareOption;
+  /**
+   * A full garbage collection to run once a body is prepared, while the
+   * plane waits for its fetch (e.g. `globalThis.gc` under `--expose-gc`; the
+   * CLI gives its own). The buffers a preparation receives from its workers
+   * otherwise make V8 start a collection at the fetch's first allocations,
+   * which then slows about half of the first fetches after a think time by
+   * 10-30 ms (bench/analysis.md, "Think time"). At most one every 2 s.
+   * Default: none.
+   */
+  fullGc?: FullGc;
 }
 
 /** One fetch to answer: what the adapter knows once the lease is taken and the request checked. */
@@ -119,12 +130,15 @@ export class EncoderCore {
   readonly #preparation: BodyPreparation | undefined;
   readonly #chunkRows: number;
   readonly #inlineCellLimit: number;
+  /** Collects after a preparation, when the embedder gave a collector. */
+  readonly #gc: GcNudge;
 
-  /** @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an out-of-range number */
+  /** @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an out-of-range number or a `fullGc` that is not a function */
   constructor(options: EncoderCoreOptions) {
     this.#options = options;
     this.#chunkRows = integerOption(options.chunkRows, 'chunkRows', 1, MAX_CHUNK_ROWS) ?? DEFAULT_CHUNK_ROWS;
     this.#inlineCellLimit = integerOption(options.inlineCellLimit, 'inlineCellLimit', 0) ?? DEFAULT_INLINE_CELL_LIMIT;
+    this.#gc = new GcNudge(options.fullGc === undefined ? undefined : functionOption(options.fullGc, 'fullGc'));
     const { workers, encodedCache } = options;
     if (typeof workers !== 'object') integerOption(workers, 'workers', 0);
     this.#pool = workers === 0 ? undefined : typeof workers === 'object' ? workers : createEncoderPool({ threads: workers });
@@ -199,6 +213,7 @@ export class EncoderCore {
     const format: ResponseFormat = form === 'json' ? { kind: 'json' } : { kind: 'arrow', codec: form };
     const plan = this.#chunkPlan(body, { sortedIds: undefined, columns: undefined }, format, signal, true);
     await Promise.all(plan.chunks.map((chunk) => encodeOne(plan, chunk))).catch(() => {});
+    if (!signal.aborted) this.#gc.soon();
   }
 
   /** The answers that need no projection, no chunks and no stream: the whole cached body, a small selection. */

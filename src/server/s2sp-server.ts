@@ -36,7 +36,7 @@ import {
 } from '../control/consumer-tool.js';
 import { logToolFailure } from '../control/tool-results.js';
 import { Listeners, type Listener, type ToolFailedEvent, type Unsubscribe } from '../observe.js';
-import { httpUrlOption, integerOption, invalidOption, isBodyStore, nonEmptyStringOption, optionsObject, stringListOption } from '../option-checks.js';
+import { functionOption, httpUrlOption, integerOption, invalidOption, isBodyStore, nonEmptyStringOption, optionsObject, stringListOption } from '../option-checks.js';
 import { s2spClientErrorHandler, s2spFrameworkErrors } from './client-errors.js';
 import { createHostGuard, hostnameOfHeader } from './host-guard.js';
 import { applyHttpTimeouts, checkIntervalMs, resolveHttpTimeouts, type HttpTimeouts } from './http-timeouts.js';
@@ -153,6 +153,8 @@ export interface ServerDataPlaneOptions {
   workers?: DataPlaneOptions['workers'];
   /** What idle workers prepare after a put, while the LLM reads the abstract: 'off', a list of forms, or 'auto' (default). */
   prepare?: DataPlaneOptions['prepare'];
+  /** A full garbage collection to run once a body is prepared (e.g. `globalThis.gc` under `--expose-gc`); default none. */
+  fullGc?: DataPlaneOptions['fullGc'];
 }
 
 /**
@@ -333,6 +335,7 @@ export class S2SPServer<Mcp extends McpServerLike = McpServerLike> {
         bodyLimit: this.#options.dataPlane?.bodyLimit,
         workers: this.#options.dataPlane?.workers,
         prepare: this.#options.dataPlane?.prepare,
+        fullGc: this.#options.dataPlane?.fullGc,
         // Served below, once, whether or not this server has a data plane.
         ...(registry === undefined ? {} : { registry, metricsPath: false as const }),
       });
@@ -511,6 +514,7 @@ function checkServerOptions(value: S2SPServerOptions): Required<HttpTimeouts> {
   integerOption(dataPlane.bodyLimit, 'dataPlane.bodyLimit', 1);
   if (typeof dataPlane.workers !== 'object') integerOption(dataPlane.workers, 'dataPlane.workers', 0);
   prepareOption(dataPlane.prepare, 'dataPlane.prepare');
+  if (dataPlane.fullGc !== undefined) functionOption(dataPlane.fullGc, 'dataPlane.fullGc');
   const mcp = optionsObject(options.mcp, 'mcp');
   integerOption(mcp.bodyLimit, 'mcp.bodyLimit', 1);
   if (mcp.auth !== undefined) checkMcpAuthOptions(mcp.auth, 'mcp.auth');

@@ -67,6 +67,28 @@ test('a body prepared as LZ4: a projection fetched in LZ4 is made of the prepare
   assert.ok(answer.bytes.equals((await reference({ columns: ['s', 'f'] }, { accept: ARROW_LZ4 })).bytes), 'byte for byte the unprepared answer');
 });
 
+test("the embedder's collector runs once a preparation is done, not before; a fullGc that is no function is refused", async (t) => {
+  const counted = countingPool(t);
+  let collections = 0;
+  let collected!: () => void;
+  const done = new Promise<void>((resolve) => (collected = resolve));
+  const fullGc = () => {
+    collections++;
+    collected();
+  };
+  const prepared = await startPlane(t, { workers: counted.pool, prepare: ['json'], fullGc });
+  await prepared.store.put(bigTable());
+  assert.equal(counted.background.length, 4);
+  assert.equal(collections, 0, 'nothing collected while the workers still encode');
+  await Promise.all(counted.background);
+  await done;
+  assert.equal(collections, 1);
+  await assert.rejects(
+    startPlane(t, { fullGc: 'yes' as unknown as () => void }),
+    (error) => isS2SPError(error, 'S2SP_ERR_OPTION_INVALID') && /fullGc/.test((error as Error).message),
+  );
+});
+
 test('a fetch that finds its form still being prepared waits for it instead of encoding again', async (t) => {
   const { background, foreground, prepared, token, reference } = await preparedBesidePlain(t, ['json']);
   const answer = ok(await prepared.post(token, {})); // at once: no think time
