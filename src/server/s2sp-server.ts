@@ -36,7 +36,16 @@ import {
 } from '../control/consumer-tool.js';
 import { logToolFailure } from '../control/tool-results.js';
 import { Listeners, type Listener, type ToolFailedEvent, type Unsubscribe } from '../observe.js';
-import { functionOption, httpUrlOption, integerOption, invalidOption, isBodyStore, nonEmptyStringOption, optionsObject, stringListOption } from '../option-checks.js';
+import {
+  functionOption,
+  httpUrlOption,
+  integerOption,
+  invalidOption,
+  isBodyStore,
+  nonEmptyStringOption,
+  optionsObject,
+  stringListOption,
+} from '../option-checks.js';
 import { s2spClientErrorHandler, s2spFrameworkErrors } from './client-errors.js';
 import { createHostGuard, hostnameOfHeader } from './host-guard.js';
 import { applyHttpTimeouts, checkIntervalMs, resolveHttpTimeouts, type HttpTimeouts } from './http-timeouts.js';

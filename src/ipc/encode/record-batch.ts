@@ -45,7 +45,9 @@ export function recordBatchMessage(batch: RecordBatch, compression?: BufferCompr
   const assembled = assemble(batch);
   const buffers = assembled.buffers as Uint8Array[];
   if (compression === undefined) {
-    const parts = [recordBatchMetadata(batch.numRows, assembled.nodes, assembled.bufferRegions, assembled.byteLength, undefined, assembled.variadicBufferCounts)];
+    const parts = [
+      recordBatchMetadata(batch.numRows, assembled.nodes, assembled.bufferRegions, assembled.byteLength, undefined, assembled.variadicBufferCounts),
+    ];
     for (const buffer of buffers) pushPadded(parts, asBytes(buffer));
     return parts;
   }

@@ -13,7 +13,14 @@ import { IpcCodec } from '../../../src/protocol/media-types.js';
 const TYPE_OF = { [IpcCodec.lz4]: CompressionType.LZ4_FRAME, [IpcCodec.zstd]: CompressionType.ZSTD };
 
 /** What arrow-js writes, framed by hand (written out here so the test does not lean on the code it checks). */
-function encoded(numRows: number, nodes: FieldNode[], regions: BufferRegion[], bodyLength: number, codec: IpcCodec | undefined, variadic: number[]): Uint8Array {
+function encoded(
+  numRows: number,
+  nodes: FieldNode[],
+  regions: BufferRegion[],
+  bodyLength: number,
+  codec: IpcCodec | undefined,
+  variadic: number[],
+): Uint8Array {
   const compression = codec === undefined ? null : new BodyCompression(TYPE_OF[codec]);
   const metadata = Message.encode(Message.from(new RecordBatchHeader(numRows, nodes, regions, compression, variadic), bodyLength));
   const aligned = (metadata.byteLength + 8 + 7) & ~7;

@@ -111,30 +111,38 @@ test('a compressed batch message read back into its buffers and reassembled is t
   }
 });
 
-test('columns split from a message make it again: the message itself for all of them in order, the same bytes assembled otherwise', { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip }, () => {
-  for (const codec of ['lz4', 'zstd'] as const) {
-    for (const [label, table] of cases()) {
-      for (const batch of table.batches) {
-        const message = concatParts(recordBatchMessage(batch, compressor(codec)));
-        const vectors = batch.schema.fields.map((_, i) => batch.getChildAt(i)!);
-        const columns = splitCompressedColumns(message, vectors);
-        const whole = compressedColumnsMessage(batch.numRows, columns, codec);
-        assert.equal(whole.length, 1, `${label}: one part`);
-        assert.equal(whole[0], message, `${label}: the message itself, not a copy`);
-        // Without their source the same columns are assembled: the same bytes.
-        const unsourced = columns.map(({ nodes, buffers, variadicBufferCounts }) => ({ nodes, buffers, variadicBufferCounts }));
-        assert.deepEqual(concatParts(compressedColumnsMessage(batch.numRows, unsourced, codec)), message, `${label} (${codec}): assembled`);
-        if (columns.length < 2) continue;
-        // A subset, and the same columns reordered, are not that message.
-        for (const picked of [columns.slice(1), [...columns].reverse()]) {
-          const parts = compressedColumnsMessage(batch.numRows, picked, codec);
-          assert.notEqual(parts[0], message, label);
-          assert.equal(batchMessageParts(concatParts(parts)).buffers.length, picked.reduce((n, c) => n + c.buffers.length, 0), label);
+test(
+  'columns split from a message make it again: the message itself for all of them in order, the same bytes assembled otherwise',
+  { skip: NEEDS_LZ4.skip || NEEDS_ZSTD.skip },
+  () => {
+    for (const codec of ['lz4', 'zstd'] as const) {
+      for (const [label, table] of cases()) {
+        for (const batch of table.batches) {
+          const message = concatParts(recordBatchMessage(batch, compressor(codec)));
+          const vectors = batch.schema.fields.map((_, i) => batch.getChildAt(i)!);
+          const columns = splitCompressedColumns(message, vectors);
+          const whole = compressedColumnsMessage(batch.numRows, columns, codec);
+          assert.equal(whole.length, 1, `${label}: one part`);
+          assert.equal(whole[0], message, `${label}: the message itself, not a copy`);
+          // Without their source the same columns are assembled: the same bytes.
+          const unsourced = columns.map(({ nodes, buffers, variadicBufferCounts }) => ({ nodes, buffers, variadicBufferCounts }));
+          assert.deepEqual(concatParts(compressedColumnsMessage(batch.numRows, unsourced, codec)), message, `${label} (${codec}): assembled`);
+          if (columns.length < 2) continue;
+          // A subset, and the same columns reordered, are not that message.
+          for (const picked of [columns.slice(1), [...columns].reverse()]) {
+            const parts = compressedColumnsMessage(batch.numRows, picked, codec);
+            assert.notEqual(parts[0], message, label);
+            assert.equal(
+              batchMessageParts(concatParts(parts)).buffers.length,
+              picked.reduce((n, c) => n + c.buffers.length, 0),
+              label,
+            );
+          }
         }
       }
     }
-  }
-});
+  },
+);
 
 test('a stream of the messages is an IPC stream: continuation markers, 8-byte alignment, body lengths, EOS last', NEEDS_LZ4, () => {
   for (const compress of [undefined, compressor()]) {
