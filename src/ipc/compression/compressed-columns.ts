@@ -38,10 +38,13 @@ export interface ColumnSource {
  * The columns of compressed record batch `message`, one per entry of
  * `columns` (each column uncompressed, in the message's order),
  * as views of the message.
- * @throws S2SPError `S2SP_ERR_INTERNAL_INVARIANT` when the message does not hold exactly those columns
+ * @throws S2SPError `S2SP_ERR_INTERNAL_INVARIANT` when the message does not hold exactly those columns, or more follows it
  */
 export function splitCompressedColumns(message: Uint8Array, columns: readonly Vector[]): CompressedColumn[] {
-  const { nodes, buffers, variadicBufferCounts } = batchMessageParts(message);
+  const { nodes, buffers, variadicBufferCounts, byteLength } = batchMessageParts(message);
+  // Each column records `message` as its source, which compressedColumnsMessage may send whole: it
+  // must be exactly this one message, nothing after it.
+  if (byteLength !== message.byteLength) throw new S2SPError('S2SP_ERR_INTERNAL_INVARIANT', { problem: 'columnSplit' });
   let node = 0;
   let buffer = 0;
   let variadic = 0;
@@ -97,6 +100,8 @@ export interface BatchMessageParts {
   /** Each buffer's bytes as its region gives them (for a compressed message: prefix and frame, unpadded). */
   readonly buffers: Uint8Array[];
   readonly variadicBufferCounts: number[];
+  /** Bytes the message takes: its framed metadata and its body (less than `message` holds when more follows it). */
+  readonly byteLength: number;
 }
 
 /** Reads back one record batch message (framed metadata, then its body) into views of its buffers. */
@@ -112,5 +117,6 @@ export function batchMessageParts(message: Uint8Array): BatchMessageParts {
     nodes: header.nodes,
     buffers: header.buffers.map((region) => body.subarray(Number(region.offset), Number(region.offset) + Number(region.length))),
     variadicBufferCounts: header.variadicBufferCounts.map(Number),
+    byteLength: 8 + metadataLength + Number(decoded.bodyLength),
   };
 }

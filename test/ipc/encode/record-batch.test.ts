@@ -7,6 +7,7 @@ import { batchMessageParts, compressedColumnsMessage, splitCompressedColumns } f
 import { concatParts, partsLength, schemaMessage } from '../../../src/ipc/encode/message.js';
 import { compressedBatchMessage, recordBatchMessage, type BufferCompression } from '../../../src/ipc/encode/record-batch.js';
 import { END_OF_STREAM } from '../../../src/protocol/arrow-framing.js';
+import { isS2SPError } from '../../../src/errors.js';
 import { ipcCodec } from '../../../src/ipc/compression/codec-registry.js';
 import { NEEDS_LZ4, NEEDS_ZSTD, registerArrowDecoder } from '../../support/arrow-streams.js';
 import { takeRows } from '../../../src/table/take-rows.js';
@@ -127,6 +128,12 @@ test(
           // Without their source the same columns are assembled: the same bytes.
           const unsourced = columns.map(({ nodes, buffers, variadicBufferCounts }) => ({ nodes, buffers, variadicBufferCounts }));
           assert.deepEqual(concatParts(compressedColumnsMessage(batch.numRows, unsourced, codec)), message, `${label} (${codec}): assembled`);
+          // Another message after it: refused, since the columns would name it as their whole message.
+          assert.throws(
+            () => splitCompressedColumns(concatParts([message, message]), vectors),
+            (error) => isS2SPError(error, 'S2SP_ERR_INTERNAL_INVARIANT'),
+            label,
+          );
           if (columns.length < 2) continue;
           // A subset, and the same columns reordered, are not that message.
           for (const picked of [columns.slice(1), [...columns].reverse()]) {
