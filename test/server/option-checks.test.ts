@@ -81,6 +81,7 @@ test('S2SPServer refuses bad options at construction', () => {
     { dataPlane: { bodyLimit: 0 } },
     { dataPlane: { workers: -1 } },
     { dataPlane: { prepare: 'json' as any } },
+    { dataPlane: { fullGc: 'gc' as any } },
     { mcp: { bodyLimit: 0 } },
     { mcp: { allowedOrigins: ['not an origin'] } },
   ];
