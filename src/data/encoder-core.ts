@@ -280,10 +280,10 @@ export class EncoderCore {
 export function selectionBuffer(body: Table, fetch: ResolvedFetch, format: ResponseFormat, cellLimit: number): Buffer | undefined {
   if (format.kind === 'arrow' && format.codec !== undefined) return undefined;
   const rows = fetch.sortedIds === undefined ? body.numRows : fetch.sortedIds.length;
-  const width = fetch.columns === undefined ? body.numCols : new Set(fetch.columns).size + 1;
-  if (rows * width > cellLimit) return undefined;
-  const ids = fetch.sortedIds ?? allRows(rows);
+  // The plan is kept per body and projection (the chunked path asks for it too); its fields are the response's columns.
   const plan = selectionPlanOf(body, fetch.columns);
+  if (rows * plan.fields.length > cellLimit) return undefined;
+  const ids = fetch.sortedIds ?? allRows(rows);
   return format.kind === 'json' ? selectionJson(plan, ids) : selectionIpc(plan, ids);
 }
 

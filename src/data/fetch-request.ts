@@ -19,7 +19,7 @@ export interface FetchRequest {
 /** A fetch request checked against the body: ids ascending and unique, columns existing. */
 export interface ResolvedFetch {
   readonly sortedIds?: number[];
-  readonly columns?: string[];
+  readonly columns?: readonly string[];
 }
 
 /**
@@ -59,30 +59,38 @@ export function parseFetchRequest(body: unknown): FetchRequest {
 }
 
 /**
- * Checks a request against the cached body.
+ * Checks a request against the cached body. Every fetch passes here, so the
+ * checks are plain loops over what the body keeps per table (its row count
+ * and column names, worked out once): no closure, set or copy per request.
  * @throws S2SPError 400 codes for ids out of range or unknown columns
  */
 export function resolveFetch(request: FetchRequest, table: Table): ResolvedFetch {
-  const total = table.numRows;
+  const { numRows, names } = shapeOf(table);
   let sortedIds: number[] | undefined;
   if (request.rowIds !== undefined) {
-    const bad = request.rowIds.every((id) => id < total) ? [] : request.rowIds.filter((id) => id >= total);
-    if (bad.length > 0) {
-      throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', { problem: 'outOfRange', totalRows: total, bad });
+    if (!allBelow(request.rowIds, numRows)) {
+      const bad = request.rowIds.filter((id) => id >= numRows);
+      throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', { problem: 'outOfRange', totalRows: numRows, bad });
     }
     sortedIds = sortedUniqueIds(request.rowIds);
   }
-  let columns: string[] | undefined;
-  if (request.columns !== undefined) {
-    const known = namesOf(table);
-    const unknown = request.columns.every((c) => known.has(c)) ? [] : request.columns.filter((c) => !known.has(c));
-    if (unknown.length > 0) {
-      const available = table.schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
-      throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', { problem: 'unknown', unknown, available });
-    }
-    columns = [...request.columns];
+  const columns = request.columns;
+  if (columns !== undefined && !allKnown(columns, names)) {
+    const unknown = columns.filter((c) => !names.has(c));
+    const available = table.schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
+    throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', { problem: 'unknown', unknown, available });
   }
   return { sortedIds, columns };
+}
+
+function allBelow(ids: readonly number[], limit: number): boolean {
+  for (let i = 0; i < ids.length; i++) if (ids[i] >= limit) return false;
+  return true;
+}
+
+function allKnown(columns: readonly string[], names: ReadonlySet<string>): boolean {
+  for (let i = 0; i < columns.length; i++) if (!names.has(columns[i])) return false;
+  return true;
 }
 
 function isString(value: unknown): boolean {
@@ -93,11 +101,16 @@ function isIdLike(id: unknown): boolean {
   return Number.isInteger(id) && (id as number) >= 0;
 }
 
-/** Column names per body (every fetch with columns asks; the schema never changes). */
-const namesByTable = new WeakMap<Table, ReadonlySet<string>>();
+/** What every fetch checks against, per body table (a table never changes; arrow-js sums its batches for each `numRows`). */
+interface TableShape {
+  readonly numRows: number;
+  readonly names: ReadonlySet<string>;
+}
 
-function namesOf(table: Table): ReadonlySet<string> {
-  let names = namesByTable.get(table);
-  if (names === undefined) namesByTable.set(table, (names = new Set(table.schema.fields.map((f) => f.name))));
-  return names;
+const shapes = new WeakMap<Table, TableShape>();
+
+function shapeOf(table: Table): TableShape {
+  let shape = shapes.get(table);
+  if (shape === undefined) shapes.set(table, (shape = { numRows: table.numRows, names: new Set(table.schema.fields.map((f) => f.name)) }));
+  return shape;
 }
