@@ -164,3 +164,28 @@ test('the fast path stays off where it does not apply: compressed Arrow, a selec
   assert.ok(Buffer.from(lease.body.ipc).equals(whole.rawPayload), 'the whole body as Arrow is the cached IPC stream');
   await lease.release();
 });
+
+test('small JSON answers share a slab: each stays intact while later ones are written, across new and grown slabs', async (t) => {
+  const p = await planes(t);
+  const table = allTypes(2_000);
+  const lease = await p.store.lease((await p.store.put(table)).token);
+  t.after(() => lease.release());
+  const body = lease.body.table;
+  const json = { kind: 'json' } as const;
+  const answer = (ids: number[], columns?: string[]) => selectionBuffer(body, resolveFetch({ rowIds: ids, columns }, body), json, 1_000_000)!;
+  // A copy of each answer as first written, then enough answers to fill several slabs, one of them
+  // larger than a slab (the writer grows mid-answer and copies its start along).
+  const kept: Array<[Buffer, Buffer]> = [];
+  for (let k = 0; k < 300; k++) {
+    const ids = k === 150 ? Array.from({ length: 1_500 }, (_, i) => i) : [k, k + 1, (k * 37) % 2_000];
+    const bytes = answer(ids);
+    kept.push([bytes, Buffer.from(bytes)]);
+    assert.equal(JSON.parse(bytes.toString()).body.length, new Set(ids).size);
+  }
+  kept.forEach(([bytes, copy], k) => assert.ok(bytes.equals(copy), `answer ${k} unchanged by the answers after it`));
+  assert.ok(new Set(kept.map(([bytes]) => bytes.buffer)).size > 2, 'the answers span several slabs');
+  // The cell limit counts the response's columns: `_row_id` named again is not one more.
+  const few = resolveFetch({ rowIds: [1, 2], columns: ['_row_id', body.schema.fields[1].name] }, body);
+  assert.notEqual(selectionBuffer(body, few, json, 4), undefined, '2 rows x 2 columns fit a limit of 4 cells');
+  assert.equal(selectionBuffer(body, few, json, 3), undefined);
+});
