@@ -13,9 +13,9 @@ const CLOSE_MEMO = 'json:close';
 /**
  * Answers are written straight into a shared slab, each after the one
  * before, and returned as views of it: no copy at the end. (A scratch writer
- * copied out once per answer, at its final size; under load that copy and
- * its second buffer were a tenth of this function's time.) A slab stays
- * alive while any answer in it does, as Node's own Buffer pool does.
+ * copied each answer out at its final size; that copy and its second buffer
+ * were about a tenth of a 50-row answer's time, bench/analysis.md.) A slab
+ * stays alive while any answer in it does, as Node's own Buffer pool does.
  */
 const SLAB_BYTES = 64 * 1024;
 /** A new slab is taken when less than this is left, so a typical answer never grows one. */
