@@ -113,8 +113,8 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
     const lease = await store.lease(token);
     const settlement = settleLease(reply, lease, (error) => request.log.warn({ err: error }, 'could not settle a lease; it ends with its timeout'));
     try {
-      const fetch = resolveFetch(fetchRequest, lease.body.table);
-      noteFetch(request, format, fetch.sortedIds?.length ?? lease.body.table.numRows);
+      const fetch = resolveFetch(fetchRequest, lease.body);
+      noteFetch(request, format, fetch.sortedIds?.length ?? lease.body.totalRows);
       const encoding = format.kind === 'json' ? negotiateEncoding(request.headers['accept-encoding']) : undefined;
       return await core.respond(reply, { token, body: lease.body, fetch, format, encoding, transfer: settlement });
     } catch (error) {

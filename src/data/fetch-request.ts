@@ -4,6 +4,7 @@
  * throw 400s, and a 400 never consumes the token.
  */
 import type { Table } from 'apache-arrow';
+import type { CachedBody } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
 import { ROW_ID } from '../protocol/row-id.js';
 import { sortedUniqueIds } from '../table/select.js';
@@ -60,25 +61,28 @@ export function parseFetchRequest(body: unknown): FetchRequest {
 
 /**
  * Checks a request against the cached body. Every fetch passes here, so the
- * checks are plain loops over what the body keeps per table (its row count
- * and column names, worked out once): no closure, set or copy per request.
+ * checks are plain loops over the body's row count and its column names
+ * (worked out once per table): no closure, set or copy per request.
  * @throws S2SPError 400 codes for ids out of range or unknown columns
  */
-export function resolveFetch(request: FetchRequest, table: Table): ResolvedFetch {
-  const { numRows, names } = shapeOf(table);
+export function resolveFetch(request: FetchRequest, body: Pick<CachedBody, 'table' | 'totalRows'>): ResolvedFetch {
+  const { table, totalRows } = body;
   let sortedIds: number[] | undefined;
   if (request.rowIds !== undefined) {
-    if (!allBelow(request.rowIds, numRows)) {
-      const bad = request.rowIds.filter((id) => id >= numRows);
-      throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', { problem: 'outOfRange', totalRows: numRows, bad });
+    if (!allBelow(request.rowIds, totalRows)) {
+      const bad = request.rowIds.filter((id) => id >= totalRows);
+      throw new S2SPError('S2SP_ERR_REQUEST_ROW_IDS_INVALID', { problem: 'outOfRange', totalRows, bad });
     }
     sortedIds = sortedUniqueIds(request.rowIds);
   }
   const columns = request.columns;
-  if (columns !== undefined && !allKnown(columns, names)) {
-    const unknown = columns.filter((c) => !names.has(c));
-    const available = table.schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
-    throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', { problem: 'unknown', unknown, available });
+  if (columns !== undefined) {
+    const names = namesOf(table);
+    if (!allKnown(columns, names)) {
+      const unknown = columns.filter((c) => !names.has(c));
+      const available = table.schema.fields.map((f) => f.name).filter((n) => n !== ROW_ID);
+      throw new S2SPError('S2SP_ERR_REQUEST_COLUMNS_INVALID', { problem: 'unknown', unknown, available });
+    }
   }
   return { sortedIds, columns };
 }
@@ -101,16 +105,11 @@ function isIdLike(id: unknown): boolean {
   return Number.isInteger(id) && (id as number) >= 0;
 }
 
-/** What every fetch checks against, per body table (a table never changes; arrow-js sums its batches for each `numRows`). */
-interface TableShape {
-  readonly numRows: number;
-  readonly names: ReadonlySet<string>;
-}
+/** Column names per body (every fetch with columns asks; the schema never changes). */
+const namesByTable = new WeakMap<Table, ReadonlySet<string>>();
 
-const shapes = new WeakMap<Table, TableShape>();
-
-function shapeOf(table: Table): TableShape {
-  let shape = shapes.get(table);
-  if (shape === undefined) shapes.set(table, (shape = { numRows: table.numRows, names: new Set(table.schema.fields.map((f) => f.name)) }));
-  return shape;
+function namesOf(table: Table): ReadonlySet<string> {
+  let names = namesByTable.get(table);
+  if (names === undefined) namesByTable.set(table, (names = new Set(table.schema.fields.map((f) => f.name))));
+  return names;
 }

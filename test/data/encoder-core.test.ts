@@ -64,7 +64,7 @@ async function sameBytes(p: Planes, table: Table, request: { row_ids?: number[];
   const fastToken = (await p.store.put(table)).token;
   const lease = await p.store.lease(fastToken);
   const format = accept === undefined ? ({ kind: 'json' } as const) : ({ kind: 'arrow' } as const);
-  const direct = selectionBuffer(lease.body.table, resolveFetch({ rowIds: request.row_ids, columns: request.columns }, lease.body.table), format, 4096);
+  const direct = selectionBuffer(lease.body.table, resolveFetch({ rowIds: request.row_ids, columns: request.columns }, lease.body), format, 4096);
   await lease.release();
   const fast = await fetchFrom(p.fast, fastToken, request, accept);
   const streamed = await fetchFrom(p.streamed, (await p.store.put(table)).token, request, accept);
@@ -154,9 +154,9 @@ test('the fast path stays off where it does not apply: compressed Arrow, a selec
   const table = allTypes(2_000);
   const lease = await p.store.lease((await p.store.put(table)).token);
   const body = lease.body.table;
-  const few = resolveFetch({ rowIds: [1, 2, 3] }, body);
+  const few = resolveFetch({ rowIds: [1, 2, 3] }, lease.body);
   assert.equal(selectionBuffer(body, few, { kind: 'arrow', codec: 'lz4' }, 4096), undefined, 'compressed');
-  assert.equal(selectionBuffer(body, resolveFetch({}, body), { kind: 'json' }, 4096), undefined, 'every row is too many cells');
+  assert.equal(selectionBuffer(body, resolveFetch({}, lease.body), { kind: 'json' }, 4096), undefined, 'every row is too many cells');
   assert.equal(selectionBuffer(body, few, { kind: 'json' }, 0), undefined, 'a cell limit of 0 turns it off');
   assert.notEqual(selectionBuffer(body, few, { kind: 'json' }, 4096), undefined);
   // The whole body as Arrow is the cached stream itself, whatever the cell limit.
@@ -172,7 +172,7 @@ test('small JSON answers share a slab: each stays intact while later ones are wr
   t.after(() => lease.release());
   const body = lease.body.table;
   const json = { kind: 'json' } as const;
-  const answer = (ids: number[], columns?: string[]) => selectionBuffer(body, resolveFetch({ rowIds: ids, columns }, body), json, 1_000_000)!;
+  const answer = (ids: number[], columns?: string[]) => selectionBuffer(body, resolveFetch({ rowIds: ids, columns }, lease.body), json, 1_000_000)!;
   // A copy of each answer as first written, then enough answers to fill several slabs, one of them
   // larger than a slab (the writer grows mid-answer and copies its start along).
   const kept: Array<[Buffer, Buffer]> = [];
@@ -185,7 +185,7 @@ test('small JSON answers share a slab: each stays intact while later ones are wr
   kept.forEach(([bytes, copy], k) => assert.ok(bytes.equals(copy), `answer ${k} unchanged by the answers after it`));
   assert.ok(new Set(kept.map(([bytes]) => bytes.buffer)).size > 2, 'the answers span several slabs');
   // The cell limit counts the response's columns: `_row_id` named again is not one more.
-  const few = resolveFetch({ rowIds: [1, 2], columns: ['_row_id', body.schema.fields[1].name] }, body);
+  const few = resolveFetch({ rowIds: [1, 2], columns: ['_row_id', body.schema.fields[1].name] }, lease.body);
   assert.notEqual(selectionBuffer(body, few, json, 4), undefined, '2 rows x 2 columns fit a limit of 4 cells');
   assert.equal(selectionBuffer(body, few, json, 3), undefined);
 });
