@@ -5,9 +5,11 @@
  * per-column writers over the same values; test/data/encoder-core.test.ts).
  */
 import { JSON_BODY_OPEN, JSON_ROW_SEPARATOR, jsonBodyCloseParts } from '../protocol/json-body-bytes.js';
-import { batchOfRow, type SelectionPlan } from '../table/selection-plan.js';
+import { preloadCells } from '../table/preload-cells.js';
+import { locateRows, type SelectionPlan } from '../table/selection-plan.js';
 import { ByteWriter } from './byte-writer.js';
 import { CLOSE_BRACE } from './bytes.js';
+import type { JsonWriter } from './json-codec.js';
 const CLOSE_MEMO = 'json:close';
 
 /**
@@ -33,24 +35,23 @@ export function selectionJson(plan: SelectionPlan, ids: ArrayLike<number>): Buff
   const begin = w.pos;
   try {
     w.bytes(JSON_BODY_OPEN);
+    const n = ids.length;
+    const at = locateRows(plan, ids);
+    preloadCells(plan, at, n);
+    const { batchAt, rowAt } = at;
     const keys = plan.jsonKeys;
     const width = keys.length;
-    let b = ids.length > 0 ? batchOfRow(plan, ids[0], 0) : 0;
-    let start = plan.starts[b];
-    let end = plan.starts[b + 1];
-    let writers = ids.length > 0 ? plan.writersOf(b) : [];
-    for (let k = 0; k < ids.length; k++) {
-      const id = ids[k];
-      if (id >= end) {
-        b = batchOfRow(plan, id, b);
-        start = plan.starts[b];
-        end = plan.starts[b + 1];
-        writers = plan.writersOf(b);
-      }
-      const i = id - start;
+    let b = -1;
+    let writers: readonly JsonWriter[] = [];
+    for (let k = 0; k < n; k++) {
+      if (batchAt[k] !== b) writers = plan.writersOf((b = batchAt[k]));
+      const i = rowAt[k];
       w.ensure(1);
       if (k > 0) w.buf[w.pos++] = JSON_ROW_SEPARATOR;
-      for (let c = 0; c < width; c++) {
+      // `_row_id` is the row's position (with-row-ids.ts): written from the id, not loaded from the body.
+      w.bytes(keys[0]);
+      w.integer(ids[k]);
+      for (let c = 1; c < width; c++) {
         w.bytes(keys[c]);
         writers[c](w, i);
       }

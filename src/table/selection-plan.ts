@@ -17,7 +17,7 @@ import type { JsonWriter } from '../json/json-codec.js';
 /** A body seen through one projection. */
 export interface SelectionPlan {
   readonly body: Table;
-  /** The response fields, `_row_id` first. */
+  /** The response fields, `_row_id` first (a body's first field, whose value is the row's position: with-row-ids.ts). */
   readonly fields: readonly Field[];
   /** Each response field's index in the body schema. */
   readonly indices: readonly number[];
@@ -82,13 +82,46 @@ function newPlan(body: Table, columns: readonly string[] | undefined): Selection
   };
 }
 
+/** Where each selected row lives: `batchAt[k]`, the stored batch of the k-th id, and `rowAt[k]`, its index there. */
+export interface RowLocations {
+  readonly batchAt: Int32Array;
+  readonly rowAt: Int32Array;
+}
+
 /**
- * The stored batch holding row `id`, searching forward from batch `from`
- * (ids come ascending, so each search starts where the last one ended).
+ * Scratch shared by every call (the selection writers never yield between
+ * locating their rows and writing them). Typed arrays over 64 bytes live
+ * outside V8's heap: two per request cost an allocation each and work for
+ * the collector (the small-requests profile showed it).
  */
-export function batchOfRow(plan: SelectionPlan, id: number, from: number): number {
+let scratch: RowLocations = locationsOf(64);
+/** Larger selections get arrays of their own, so one big inline answer does not pin its scratch. */
+const SCRATCH_KEEP_ROWS = 64 * 1024;
+
+function locationsOf(rows: number): RowLocations {
+  return { batchAt: new Int32Array(rows), rowAt: new Int32Array(rows) };
+}
+
+/**
+ * Locates rows `ids` (ascending, unique positions in the body) in `plan`'s
+ * stored batches. The arrays are valid until the next call, and may be
+ * longer than `ids`.
+ */
+export function locateRows(plan: SelectionPlan, ids: ArrayLike<number>): RowLocations {
+  const n = ids.length;
+  let at = scratch;
+  if (at.batchAt.length < n) {
+    at = locationsOf(Math.max(n, at.batchAt.length));
+    if (n <= SCRATCH_KEEP_ROWS) scratch = at;
+  }
   const { starts } = plan;
-  let b = from;
-  while (starts[b + 1] <= id) b++;
-  return b;
+  const { batchAt, rowAt } = at;
+  let b = 0;
+  for (let k = 0; k < n; k++) {
+    const id = ids[k];
+    while (starts[b + 1] <= id) b++;
+    batchAt[k] = b;
+    rowAt[k] = id - starts[b];
+  }
+  return at;
 }

@@ -13,7 +13,7 @@
 import { Schema, Type, type Data } from 'apache-arrow';
 import { BufferRegion, FieldNode } from 'apache-arrow/ipc/metadata/message';
 import { END_OF_STREAM } from '../../protocol/arrow-framing.js';
-import { batchOfRow, type SelectionPlan } from '../../table/selection-plan.js';
+import { locateRows, type SelectionPlan } from '../../table/selection-plan.js';
 import { canTakeField } from '../../table/take-rows.js';
 import { padTo8, recordBatchMetadata, schemaMessage } from './message.js';
 
@@ -106,15 +106,8 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
   const ipc = selectionLayoutOf(plan);
   if (ipc === null || plan.body.batches.length === 0) return undefined;
   const n = ids.length;
-  // Where each row lives: its stored batch and its index there.
-  const { batchAt, rowAt, nullCounts } = scratchFor(n, ipc.columns.length);
-  let b = 0;
-  for (let k = 0; k < n; k++) {
-    const id = ids[k];
-    if (id >= plan.starts[b + 1]) b = batchOfRow(plan, id, b);
-    batchAt[k] = b;
-    rowAt[k] = id - plan.starts[b];
-  }
+  const { batchAt, rowAt } = locateRows(plan, ids);
+  const nullCounts = nullCountsFor(ipc.columns.length);
   const width = ipc.columns.length;
   // Sizes first (the metadata needs every region before a body byte is written).
   const nodes: FieldNode[] = [];
@@ -167,7 +160,10 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
       for (let k = 0; k < n; k++) if (isValid(column, batchAt[k], rowAt[k])) out[validityAt + (k >> 3)] |= 1 << (k & 7);
     }
     const at = bodyStart + Number(regions[r++].offset);
-    if (layout === Layout.Bool) {
+    if (c === 0) {
+      // `_row_id` is the row's position (with-row-ids.ts): written from the ids, not copied from the body.
+      for (let k = 0; k < n; k++) out.writeInt32LE(ids[k], at + 4 * k);
+    } else if (layout === Layout.Bool) {
       if (nullCounts[c] >= n) continue; // all null: the assembler writes zeros
       for (let k = 0; k < n; k++) {
         const bit = chunkOffsets[batchAt[k]] + rowAt[k];
@@ -211,25 +207,12 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
   return out;
 }
 
-/**
- * Per-row and per-column scratch space shared by every call (one runs at a
- * time: the function never yields). Typed arrays over 64 bytes live outside
- * V8's heap, so making three per request cost an allocation each and work
- * for the collector, which the small-requests profile showed.
- */
-let scratch = scratchOf(64, 16);
-/** Larger selections get arrays of their own, so one big inline answer does not pin its scratch. */
-const SCRATCH_KEEP_ROWS = 64 * 1024;
+/** Per-column null counts, shared by every call (one runs at a time: the function never yields). */
+let nullCountScratch = new Int32Array(16);
 
-function scratchOf(rows: number, columns: number) {
-  return { batchAt: new Int32Array(rows), rowAt: new Int32Array(rows), nullCounts: new Int32Array(columns) };
-}
-
-function scratchFor(rows: number, columns: number): typeof scratch {
-  if (scratch.batchAt.length >= rows && scratch.nullCounts.length >= columns) return scratch;
-  const made = scratchOf(Math.max(rows, scratch.batchAt.length), Math.max(columns, scratch.nullCounts.length));
-  if (rows <= SCRATCH_KEEP_ROWS) scratch = made;
-  return made;
+function nullCountsFor(columns: number): Int32Array {
+  if (nullCountScratch.length < columns) nullCountScratch = new Int32Array(columns);
+  return nullCountScratch;
 }
 
 /** Row `i` of stored batch `b` is valid (take-rows.ts reads validity the same way). */
