@@ -10,48 +10,17 @@
  * Flat layouts only, as take-rows gathers them: fixed-width values, Bool,
  * Utf8, Binary, Null. `selectionIpc` answers undefined for anything else.
  */
-import { Schema, Type, type Data } from 'apache-arrow';
+import { Schema } from 'apache-arrow';
 import { BufferRegion, FieldNode } from 'apache-arrow/ipc/metadata/message';
 import { END_OF_STREAM } from '../../protocol/arrow-framing.js';
+import { FlatKind, flatColumnsOf, isValidAt, type FlatColumn } from '../../table/flat-columns.js';
 import { locateRows, type SelectionPlan } from '../../table/selection-plan.js';
-import { canTakeField } from '../../table/take-rows.js';
 import { padTo8, recordBatchMetadata, schemaMessage } from './message.js';
 
-/** How one response column is copied. */
-const Layout = {
-  Null: 0,
-  Bool: 1,
-  /** Utf8 or Binary: int32 offsets, then bytes. */
-  Binary: 2,
-  /** `width` bytes per row. */
-  Fixed: 3,
-} as const;
-
-interface ColumnLayout {
-  readonly layout: (typeof Layout)[keyof typeof Layout];
-  /** Bytes per row of a Fixed column. */
-  readonly width: number;
-  /** The column's chunk in every stored batch. */
-  readonly chunks: readonly Data[];
-  /** Fixed: each chunk's values as bytes; Bool, Binary: each chunk's values. */
-  readonly bytes: readonly Uint8Array[];
-  /**
-   * Fixed, when rows are whole 32-bit words at aligned addresses: each chunk's values as words.
-   * Copying a row word by word is a quarter of the loads and stores of byte by byte, and the
-   * byte loop was most of this file's time in the small-requests profile. (Words, not float64:
-   * a NaN read as a double may come back with other payload bits.)
-   */
-  readonly words: readonly Uint32Array[] | null;
-  /** Each chunk's validity bitmap, or null where every value is valid (read once: `nullCount` is a getter). */
-  readonly validity: readonly (Uint8Array | null)[];
-  /** Each chunk's offset (bitmaps and Bool values are indexed from it). */
-  readonly offsets: Int32Array;
-}
-
-/** What every answer of a selection plan shares: its schema message and how each column is copied. */
+/** What every answer of a selection plan shares: its schema message and its flat columns. */
 interface SelectionLayout {
   readonly schema: Uint8Array;
-  readonly columns: readonly ColumnLayout[];
+  readonly columns: readonly FlatColumn[];
 }
 
 const LAYOUT_MEMO = 'ipc';
@@ -59,37 +28,15 @@ const LAYOUT_MEMO = 'ipc';
 function selectionLayoutOf(plan: SelectionPlan): SelectionLayout | null {
   const known = plan.memo.get(LAYOUT_MEMO) as SelectionLayout | null | undefined;
   if (known !== undefined) return known;
+  const columns = flatColumnsOf(plan);
   let made: SelectionLayout | null = null;
-  if (plan.fields.every(canTakeField)) {
+  if (columns.every((column) => column !== null)) {
     // The schema a projection has (select.ts projectColumns): the chosen fields, the body's metadata.
     const schema = schemaMessage(new Schema([...plan.fields], plan.body.schema.metadata));
-    made = { schema, columns: plan.fields.map((f, c) => layoutOf(f.type.typeId, plan, c)) };
+    made = { schema, columns: columns as readonly FlatColumn[] };
   }
   plan.memo.set(LAYOUT_MEMO, made);
   return made;
-}
-
-function layoutOf(typeId: Type, plan: SelectionPlan, c: number): ColumnLayout {
-  const chunks = plan.body.batches.map((_batch, b) => plan.columnsOf(b)[c]);
-  const validity = chunks.map((d) => (d.nullCount === 0 || !d.nullBitmap || d.nullBitmap.length === 0 ? null : d.nullBitmap));
-  const offsets = Int32Array.from(chunks, (d) => d.offset);
-  const common = { chunks, validity, offsets, words: null };
-  if (typeId === Type.Null) return { layout: Layout.Null, width: 0, bytes: [], ...common };
-  if (typeId === Type.Bool || typeId === Type.Utf8 || typeId === Type.Binary) {
-    const layout = typeId === Type.Bool ? Layout.Bool : Layout.Binary;
-    return { layout, width: 0, bytes: chunks.map((d) => d.values as Uint8Array), ...common };
-  }
-  // Fixed width: `stride` elements of the values array per row, whatever its element type
-  // (`values` is already cut to the chunk's first row).
-  const bytes = chunks.map((d) => {
-    const values = d.values as ArrayBufferView;
-    return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
-  });
-  const elementBytes = chunks.length > 0 ? (chunks[0].values as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT : 1;
-  const width = (chunks[0]?.stride ?? 1) * elementBytes;
-  const aligned = width % 4 === 0 && bytes.every((b) => b.byteOffset % 4 === 0 && b.byteLength % 4 === 0);
-  const words = aligned ? bytes.map((b) => new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4)) : null;
-  return { layout: Layout.Fixed, width, bytes, ...common, words };
 }
 
 /** Bytes of a validity or Bool bitmap of `n` rows as the assembler writes it (truncateBitmap pads it to 8). */
@@ -119,22 +66,22 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
   };
   for (let c = 0; c < width; c++) {
     const column = ipc.columns[c];
-    const { layout, width: rowBytes, chunks } = column;
-    if (layout === Layout.Null) {
+    const { kind, width: rowBytes, valueOffsets } = column;
+    if (kind === FlatKind.Null) {
       nodes.push(new FieldNode(n, n));
       continue;
     }
     let nulls = 0;
-    for (let k = 0; k < n; k++) if (!isValid(column, batchAt[k], rowAt[k])) nulls++;
+    for (let k = 0; k < n; k++) if (!isValidAt(column, batchAt[k], rowAt[k])) nulls++;
     nullCounts[c] = nulls;
     nodes.push(new FieldNode(n, nulls));
     region(nulls > 0 ? bitmapBytes(n) : 0);
-    if (layout === Layout.Bool) region(nulls >= n ? (n + 7) >> 3 : bitmapBytes(n));
-    else if (layout === Layout.Fixed) region(n * rowBytes);
+    if (kind === FlatKind.Bool) region(nulls >= n ? (n + 7) >> 3 : bitmapBytes(n));
+    else if (kind === FlatKind.Fixed) region(n * rowBytes);
     else {
       let bytes = 0;
       for (let k = 0; k < n; k++) {
-        const offsets = chunks[batchAt[k]].valueOffsets as Int32Array;
+        const offsets = valueOffsets[batchAt[k]];
         bytes += offsets[rowAt[k] + 1] - offsets[rowAt[k]];
       }
       region(4 * (n + 1));
@@ -153,23 +100,23 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
   let r = 0; // region index
   for (let c = 0; c < width; c++) {
     const column = ipc.columns[c];
-    const { layout, width: rowBytes, chunks, bytes: sources, offsets: chunkOffsets } = column;
-    if (layout === Layout.Null) continue;
+    const { kind, width: rowBytes, valueOffsets, bytes: sources, offsets: chunkOffsets } = column;
+    if (kind === FlatKind.Null) continue;
     const validityAt = bodyStart + Number(regions[r++].offset);
     if (nullCounts[c] > 0) {
-      for (let k = 0; k < n; k++) if (isValid(column, batchAt[k], rowAt[k])) out[validityAt + (k >> 3)] |= 1 << (k & 7);
+      for (let k = 0; k < n; k++) if (isValidAt(column, batchAt[k], rowAt[k])) out[validityAt + (k >> 3)] |= 1 << (k & 7);
     }
     const at = bodyStart + Number(regions[r++].offset);
     if (c === 0) {
       // `_row_id` is the row's position (with-row-ids.ts): written from the ids, not copied from the body.
       for (let k = 0; k < n; k++) out.writeInt32LE(ids[k], at + 4 * k);
-    } else if (layout === Layout.Bool) {
+    } else if (kind === FlatKind.Bool) {
       if (nullCounts[c] >= n) continue; // all null: the assembler writes zeros
       for (let k = 0; k < n; k++) {
         const bit = chunkOffsets[batchAt[k]] + rowAt[k];
         if (sources[batchAt[k]][bit >> 3] & (1 << (bit & 7))) out[at + (k >> 3)] |= 1 << (k & 7);
       }
-    } else if (layout === Layout.Fixed && column.words !== null && (out.byteOffset + at) % 4 === 0) {
+    } else if (kind === FlatKind.Fixed && column.words !== null && (out.byteOffset + at) % 4 === 0) {
       const rowWords = rowBytes / 4;
       const target = new Uint32Array(out.buffer, out.byteOffset + at, n * rowWords);
       const sources = column.words;
@@ -179,7 +126,7 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
         const to = k * rowWords;
         for (let j = 0; j < rowWords; j++) target[to + j] = src[from + j];
       }
-    } else if (layout === Layout.Fixed) {
+    } else if (kind === FlatKind.Fixed) {
       for (let k = 0; k < n; k++) {
         const src = sources[batchAt[k]];
         const from = rowAt[k] * rowBytes;
@@ -191,7 +138,7 @@ export function selectionIpc(plan: SelectionPlan, ids: ArrayLike<number>): Buffe
       let offset = 0;
       out.writeInt32LE(0, at);
       for (let k = 0; k < n; k++) {
-        const offsets = chunks[batchAt[k]].valueOffsets as Int32Array;
+        const offsets = valueOffsets[batchAt[k]];
         const src = sources[batchAt[k]];
         const start = offsets[rowAt[k]];
         const end = offsets[rowAt[k] + 1];
@@ -213,12 +160,4 @@ let nullCountScratch = new Int32Array(16);
 function nullCountsFor(columns: number): Int32Array {
   if (nullCountScratch.length < columns) nullCountScratch = new Int32Array(columns);
   return nullCountScratch;
-}
-
-/** Row `i` of stored batch `b` is valid (take-rows.ts reads validity the same way). */
-function isValid(column: ColumnLayout, b: number, i: number): boolean {
-  const bits = column.validity[b];
-  if (bits === null) return true;
-  const bit = column.offsets[b] + i;
-  return (bits[bit >> 3] & (1 << (bit & 7))) !== 0;
 }
