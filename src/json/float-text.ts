@@ -59,7 +59,7 @@ interface FloatTextAddon {
 }
 
 /** The longest text of one double: "-0.00000" and 17 digits. */
-const MAX_TEXT_BYTES = 25;
+export const MAX_TEXT_BYTES = 25;
 
 /** The texts of a column: value i's bytes are text[ends[i - 1] .. ends[i]) (from 0 for i = 0); none for a non-finite value. */
 export interface FloatColumnText {
@@ -94,10 +94,22 @@ export function floatTextAddonLoaded(): boolean {
  * @throws S2SPError `S2SP_ERR_INTERNAL_INVARIANT` should the addon refuse its arguments
  */
 export function floatColumnText(values: Float64Array): FloatColumnText | undefined {
-  const native = loadedAddon();
-  if (native === null) return undefined;
+  if (loadedAddon() === null) return undefined;
   const text = Buffer.allocUnsafe(values.length * MAX_TEXT_BYTES);
   const ends = new Uint32Array(values.length);
-  if (native.floatColumnText(values, text, ends) < 0) throw new S2SPError('S2SP_ERR_INTERNAL_INVARIANT', { problem: 'floatText' });
+  formatFloatsInto(values, text, ends);
   return { text, ends };
+}
+
+/**
+ * Writes the texts of `values` into `text` and `ends` as {@link floatColumnText}
+ * lays them out (`text` holds {@link MAX_TEXT_BYTES} a value, `ends` one slot
+ * a value); false without the addon, when nothing is written.
+ * @throws S2SPError `S2SP_ERR_INTERNAL_INVARIANT` should the addon refuse its arguments
+ */
+export function formatFloatsInto(values: Float64Array, text: Uint8Array, ends: Uint32Array): boolean {
+  const native = loadedAddon();
+  if (native === null) return false;
+  if (native.floatColumnText(values, text, ends) < 0) throw new S2SPError('S2SP_ERR_INTERNAL_INVARIANT', { problem: 'floatText' });
+  return true;
 }

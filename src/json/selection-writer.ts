@@ -10,6 +10,7 @@ import { locateRows, type SelectionPlan } from '../table/selection-plan.js';
 import { ByteWriter } from './byte-writer.js';
 import { CLOSE_BRACE } from './bytes.js';
 import type { JsonWriter } from './json-codec.js';
+import { hasSelectedFloat, selectedFloatTexts, writeSelectedFloat } from './selected-float-texts.js';
 const CLOSE_MEMO = 'json:close';
 
 /**
@@ -38,6 +39,7 @@ export function selectionJson(plan: SelectionPlan, ids: ArrayLike<number>): Buff
     const n = ids.length;
     const at = locateRows(plan, ids);
     preloadCells(plan, at, n);
+    const floats = selectedFloatTexts(plan, at, n);
     const { batchAt, rowAt } = at;
     const keys = plan.jsonKeys;
     const width = keys.length;
@@ -53,7 +55,8 @@ export function selectionJson(plan: SelectionPlan, ids: ArrayLike<number>): Buff
       w.integer(ids[k]);
       for (let c = 1; c < width; c++) {
         w.bytes(keys[c]);
-        writers[c](w, i);
+        if (hasSelectedFloat(floats, c)) writeSelectedFloat(w, floats, c, k, b, i);
+        else writers[c](w, i);
       }
       w.ensure(1);
       w.buf[w.pos++] = CLOSE_BRACE;
