@@ -14,7 +14,14 @@
  * copy), and each request takes the next one. A token that ran out or failed
  * is a non-2xx response, and any non-2xx fails the scenario.
  *
- *   node dist/bench/small-requests.js [--quick] [--duration S] [--reps N]
+ * `--fresh-rows` gives every request (of every target) the next of 4,096
+ * lists of 50 ids instead of the same list each time. By default the rows
+ * repeat, and V8 then finds each float's text in its number-string cache:
+ * an answer over rows it has not formatted lately costs more, as a real
+ * fetch's does (bench/analysis.md, "Small requests at 60%?"). The bare route
+ * answers its one captured response either way.
+ *
+ *   node dist/bench/small-requests.js [--quick] [--duration S] [--reps N] [--fresh-rows]
  */
 import autocannon, { type Request } from 'autocannon';
 import { ACCEPT_ARROW, rowIdLists } from './lib/dataset.js';
@@ -72,7 +79,12 @@ await runScenario('small-requests', 'Small requests under load: 50 rows x 3 colu
   ]);
   const mint = (count: number) => server.request<string[]>('mint-fresh', { count });
   let minted = 0;
-  const body = JSON.stringify({ row_ids: rowIdLists(ROWS, 5).next(50), columns: ['i1', 'f1', 's1'] });
+  const idLists = rowIdLists(ROWS, 5);
+  const requestBody = () => JSON.stringify({ row_ids: idLists.next(50), columns: ['i1', 'f1', 's1'] });
+  const body = requestBody();
+  const freshRows = flags.argv.includes('--fresh-rows');
+  /** With --fresh-rows, the bodies requests take in turn (all the same length give or take a few digits). */
+  const bodies = freshRows ? Array.from({ length: 4_096 }, requestBody) : [body];
   const formats = [
     { id: 'json', label: 'JSON', accept: undefined as string | undefined },
     { id: 'arrow', label: 'Arrow', accept: ACCEPT_ARROW },
@@ -98,10 +110,12 @@ await runScenario('small-requests', 'Small requests under load: 50 rows x 3 colu
         minted += tokens.length;
       }
       let next = 0;
+      let nextBody = 0;
       const setupRequest = (request: Request): Request => {
         // Past the last token the path is a consumed one: its 404 fails the run (never reused silently).
         if (target === 's2sp') path = `/s2sp/data/${tokens[Math.min(next++, tokens.length - 1)]}`;
         request.path = path;
+        request.body = bodies[nextBody++ % bodies.length];
         return request;
       };
       const result = await autocannon({
@@ -226,11 +240,11 @@ await runScenario('small-requests', 'Small requests under load: 50 rows x 3 colu
     goals,
     notes: [
       `autocannon (programmatic API) in the bench process, the server in a child process; ${CONNECTIONS} connections, ${duration} s per run, ${reps} runs per target (alternating which goes first), after a 1 s warm-up each. req/s = requests completed / run duration; latency percentiles are the median over runs.`,
-      `Request: \`POST\` \`{"row_ids": [50 seeded random ids], "columns": ["i1","f1","s1"]}\` (${body.length} bytes). The bare route (\`/bench/bare/:name\`, same process, same JSON body parser) answers the s2sp response captured once with app.inject, with its content type.`,
+      `Request: \`POST\` \`{"row_ids": [50 seeded random ids], "columns": ["i1","f1","s1"]}\` (${body.length} bytes), ${freshRows ? 'with the next of 4,096 id lists on every request (--fresh-rows)' : 'the same ids on every request (--fresh-rows varies them)'}. The bare route (\`/bench/bare/:name\`, same process, same JSON body parser) answers the s2sp response captured once with app.inject, with its content type.`,
       `Every s2sp request takes a fresh single-use token (MemoryStore, single use as in production), minted through the store before the run (${TOKEN_HEADROOM}x the fastest rate seen so far times the run's seconds; unused ones revoked after it); all point at one cached copy of the body. Tokens taken per measured run: ${used.map(int).join(', ')}. Every target's requests go through the same autocannon setupRequest, so the client's per-request cost is the same.`,
       'Every run had zero non-2xx responses (a token that ran out, was reused or failed would be a 404) and zero errors (checked).',
       'naive port, indexed: a separate server process holding the rows as JS objects, `POST /naive/indexed` (sorted unique ids, `rows[id]`, keys copied, `JSON.stringify`); JSON only; the reference of the 3x goals for JSON and Arrow alike.',
     ],
-    data: { rows: ROWS, connections: CONNECTIONS, duration, reps, tokensMinted: minted, summaries },
+    data: { rows: ROWS, connections: CONNECTIONS, duration, reps, freshRows, tokensMinted: minted, summaries },
   };
 });
