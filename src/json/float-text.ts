@@ -11,7 +11,8 @@
  * does), and a whole value keeps a fraction (`2.0`, `-0.0`), so a reader that
  * types numbers by their text (Python's `json`) still sees a float.
  *
- * A whole Float64 column's texts come at once from the float-text addon
+ * A whole Float64 column's texts, and a small selection's float cells
+ * (selected-float-texts.ts), come at once from the float-text addon
  * (src/native/float-text.cc, built at install when a C++ compiler is there):
  * the same bytes, at a fraction of the cost, which is most of a full JSON
  * fetch's (native-notes.md, "Float text"). Without the addon, or with
