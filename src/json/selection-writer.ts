@@ -2,7 +2,9 @@
  * The whole JSON document (SPEC 3.2) of a small selection, written straight
  * from the body's column buffers into one Buffer: no gathered batch, no
  * Table, no stream. The bytes equal what the chunked path writes (the same
- * per-column writers over the same values; test/data/encoder-core.test.ts).
+ * per-column writers over the same values, float cells through the same
+ * formatter, a selection at a time: selected-float-texts.ts;
+ * test/data/encoder-core.test.ts).
  */
 import { JSON_BODY_OPEN, JSON_ROW_SEPARATOR, jsonBodyCloseParts } from '../protocol/json-body-bytes.js';
 import { preloadCells } from '../table/preload-cells.js';
