@@ -47,8 +47,23 @@ export interface SelectedFloatTexts {
 
 const MEMO = 'float-sources';
 
-/** Scratch shared by every call, grown as needed (selections stay under the inline cell limit). */
-let scratch = { values: new Float64Array(256), text: new Uint8Array(256 * MAX_TEXT_BYTES), ends: new Uint32Array(256) };
+interface Scratch {
+  readonly values: Float64Array;
+  readonly text: Uint8Array;
+  readonly ends: Uint32Array;
+}
+
+/** Scratch shared by every call (the selection writer never yields between formatting and writing). */
+let scratch = scratchOf(256);
+/**
+ * Larger selections (an embedder may raise the inline cell limit) get scratch of their own, so
+ * one big answer does not pin 25 bytes a cell for the life of the process.
+ */
+const SCRATCH_KEEP_CELLS = 64 * 1024;
+
+function scratchOf(cells: number): Scratch {
+  return { values: new Float64Array(cells), text: new Uint8Array(cells * MAX_TEXT_BYTES), ends: new Uint32Array(cells) };
+}
 
 /**
  * Formats the float cells of rows `at` (from locateRows, `n` of them) of
@@ -60,10 +75,12 @@ export function selectedFloatTexts(plan: SelectionPlan, at: RowLocations, n: num
   const sources = floatSourcesOf(plan);
   const cells = sources.columns.length * n;
   if (cells === 0) return undefined;
-  if (scratch.values.length < cells) {
-    scratch = { values: new Float64Array(cells), text: new Uint8Array(cells * MAX_TEXT_BYTES), ends: new Uint32Array(cells) };
+  let room = scratch;
+  if (room.values.length < cells) {
+    room = scratchOf(cells);
+    if (cells <= SCRATCH_KEEP_CELLS) scratch = room;
   }
-  const { values, text, ends } = scratch;
+  const { values, text, ends } = room;
   const { batchAt, rowAt } = at;
   let j = 0;
   for (const column of sources.columns) {
