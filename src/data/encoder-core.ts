@@ -9,7 +9,7 @@
  *                       (selection-json.ts, ipc/encode/selection-stream.ts), or one chunk encoded inline
  *   ready encoded       compressed Arrow whose every buffer an earlier response or the think-time
  *                       preparation compressed, or JSON of every row and column that preparation
- *                       wrote (encoded-batch-cache.ts): one corked write
+ *                       wrote (encoded-batch-cache.ts): corked writes of a mebibyte a turn
  *   streamed batches    chunks encoded inline or in workers, a window of `pool.threads` ahead of the
  *                       socket; the stream holds at most one part beyond what the socket accepted, so
  *                       a large body is never buffered whole and backpressure reaches the encoders
@@ -33,6 +33,7 @@ import type { BodyStore, CachedBody } from '../cache/body-store.js';
 import { GcNudge, type FullGc } from '../cache/gc-nudge.js';
 import { functionOption, integerOption } from '../option-checks.js';
 import { END_OF_STREAM } from '../protocol/arrow-framing.js';
+import { nextTurn, slicesOf, WritePacer } from './write-pacing.js';
 import { JSON_CONTENT_TYPE, arrowStreamType, type IpcCodec } from '../protocol/media-types.js';
 import { concatParts, schemaMessage } from '../ipc/encode/message.js';
 import type { BufferCompression } from '../ipc/encode/record-batch.js';
@@ -231,8 +232,8 @@ export class EncoderCore {
   async #encoded(plan: ResponsePlan, commit: () => Promise<void>): Promise<Readable | Buffer> {
     const chunked = this.#chunkPlan(plan.body, plan.fetch, plan.format, plan.transfer.signal, false);
     const { table, format } = chunked;
-    // Every part encoded already (compressed buffers, prepared JSON): they go out in one corked
-    // batch instead of one socket write (and event-loop turn) each.
+    // Every part encoded already (compressed buffers, prepared JSON): they go out in corked batches
+    // of a mebibyte per event-loop turn (write-pacing.ts), not one socket write and turn per part.
     const ready = readyEncodedParts(chunked);
     if (ready !== undefined) return new ReadyParts([opening(chunked), ...ready, closing(chunked)], commit);
     // One inline chunk: one buffer with a Content-Length, no stream machinery, one write.
@@ -346,6 +347,8 @@ async function streamed(plan: ChunkPlan, commit: () => Promise<void>): Promise<R
 
   async function* parts(): AsyncGenerator<Uint8Array> {
     const json = plan.format.kind === 'json';
+    // At most a mebibyte per event-loop turn (write-pacing.ts): a worker's JSON chunk is 4-12 MB.
+    const pacer = new WritePacer();
     yield opening(plan);
     let wroteRows = false;
     while (pending.length > 0) {
@@ -355,7 +358,12 @@ async function streamed(plan: ChunkPlan, commit: () => Promise<void>): Promise<R
         if (wroteRows) yield ROW_SEPARATOR;
         wroteRows = true;
       }
-      yield* coalesce(chunkParts);
+      for (const part of coalesce(chunkParts)) {
+        for (const slice of slicesOf(part)) {
+          if (pacer.before(slice.byteLength)) await nextTurn();
+          yield slice;
+        }
+      }
     }
     await commit();
     yield closing(plan);
@@ -418,7 +426,7 @@ function readyEncodedParts(plan: ChunkPlan): Uint8Array[] | undefined {
     for (let k = first; k < end; k++) {
       const columns = plan.encodedCache.peek(plan.body, codec, k, indices);
       if (columns === undefined) return undefined;
-      // Not coalesced: these go out corked in one writev, where a part costs a write() call (~1 us),
+      // Not coalesced: these go out corked, a writev per mebibyte, where a part costs a write() call (~1 us),
       // not a syscall; copying ZSTD's many small buffers together cost more (0.4-2.5 ms a fetch).
       for (const part of compressedColumnsMessage(starts[k + 1] - starts[k], columns, codec)) parts.push(part);
     }

@@ -24,15 +24,17 @@
 import { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { partsLength } from '../ipc/encode/message.js';
+import { nextTurn, slicesOf, WritePacer } from './write-pacing.js';
 
 /** Largest one-Buffer answer committed before it is sent rather than gated (the socket takes it in one write). */
 export const COMMIT_FIRST_MAX_BYTES = 64 * 1024;
 
 /**
  * A response whose parts are all in memory already (views of kept buffers):
- * written to the socket in one corked batch, which Node hands to the kernel
- * as one writev, with a Content-Length. Piping it part by part would wait
- * for the socket to drain after every large part.
+ * written to the socket in corked batches of at most a mebibyte, one per
+ * event-loop turn (write-pacing.ts), which Node hands to the kernel as one
+ * writev each, with a Content-Length. Piping it part by part would wait for
+ * the socket to drain after every large part.
  *
  * With `beforeLast`, the last part waits until it resolves, and the stream is
  * destroyed with its error instead when it rejects (the data plane's commit
@@ -56,21 +58,44 @@ export class ReadyParts extends Readable {
   }
 
   override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
-    const out = destination as unknown as NodeJS.WritableStream &
-      Partial<Pick<ServerResponse, 'cork' | 'uncork' | 'headersSent' | 'setHeader' | 'writableNeedDrain'>>;
+    const out = destination as unknown as Destination;
     if (out.headersSent === false) out.setHeader?.('content-length', this.byteLength);
-    const finish = () => {
-      if (options?.end !== false) out.end();
-      this.resume(); // ends this stream, so whoever waits for its end sees it
-    };
+    this.#send(out).then(
+      (sent) => {
+        if (!sent) return void this.destroy(); // the response went away between two slices
+        if (options?.end !== false) out.end();
+        this.resume(); // ends this stream, so whoever waits for its end sees it
+      },
+      (error: unknown) => this.destroy(error as Error),
+    );
+    return destination;
+  }
+
+  /**
+   * Writes the parts, corked, a slice of at most a mebibyte per event-loop
+   * turn (write-pacing.ts: an answer that fits leaves in one write, as
+   * before); the last part after the gate. False when the response was
+   * destroyed while a turn went by.
+   */
+  async #send(out: Destination): Promise<boolean> {
     const gate = this.#beforeLast;
     const held = gate === undefined || this.parts.length === 0 ? this.parts.length : this.parts.length - 1;
+    const pacer = new WritePacer();
     out.cork?.();
-    for (let i = 0; i < held; i++) out.write(this.parts[i]);
+    for (let i = 0; i < held; i++) {
+      for (const slice of slicesOf(this.parts[i])) {
+        if (pacer.before(slice.byteLength)) {
+          out.uncork?.();
+          await nextTurn();
+          if (out.destroyed === true) return false;
+          out.cork?.();
+        }
+        out.write(slice);
+      }
+    }
     if (held === this.parts.length) {
       out.uncork?.();
-      finish();
-      return destination;
+      return true;
     }
     // A small answer stays corked through the gate, so it still leaves in one write; a large one
     // goes out now, and the gate waits until a stream between us and the response (the metrics'
@@ -79,17 +104,15 @@ export class ReadyParts extends Readable {
     // one to wait for, and an injected request's response never emits it.)
     const corked = out.writableNeedDrain !== true;
     if (!corked) out.uncork?.();
-    (corked || out instanceof ServerResponse ? gate!() : drainOrClose(out).then(gate)).then(
-      () => {
-        out.write(this.parts[held]);
-        if (corked) out.uncork?.();
-        finish();
-      },
-      (error: unknown) => this.destroy(error as Error),
-    );
-    return destination;
+    await (corked || out instanceof ServerResponse ? gate!() : drainOrClose(out).then(gate));
+    out.write(this.parts[held]);
+    if (corked) out.uncork?.();
+    return true;
   }
 }
+
+/** What ReadyParts writes to: the response, or a stream in front of it. */
+type Destination = NodeJS.WritableStream & Partial<Pick<ServerResponse, 'cork' | 'uncork' | 'headersSent' | 'setHeader' | 'writableNeedDrain' | 'destroyed'>>;
 
 /** Resolves at the stream's next 'drain' or its 'close', whichever comes first. */
 export function drainOrClose(stream: NodeJS.EventEmitter): Promise<void> {
