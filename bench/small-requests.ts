@@ -52,6 +52,8 @@ interface Run {
   /** s2sp: tokens taken by requests (each at most once), and minted for the run. */
   tokensUsed: number;
   tokensMinted: number;
+  /** The answering server's main-thread CPU per completed request over the run, µs; null without /proc. */
+  cpuMicrosPerRequest: number | null;
 }
 
 interface Summary {
@@ -61,6 +63,8 @@ interface Summary {
   p50: Spread;
   p97_5: Spread;
   p99: Spread;
+  /** Main-thread CPU per request, µs; null without /proc. */
+  cpuPerRequest: Spread | null;
   bytes: number;
   runs: Run[];
 }
@@ -118,13 +122,16 @@ await runScenario('small-requests', 'Small requests under load: 50 rows x 3 colu
         request.body = bodies[nextBody++ % bodies.length];
         return request;
       };
+      const answering = target === 'naive' ? naive : server;
+      const cpuBefore = await answering.mainThreadCpu();
       const result = await autocannon({
-        url: target === 'naive' ? naive.url('/') : server.url('/'),
+        url: answering.url('/'),
         connections: CONNECTIONS,
         duration: seconds,
         timeout: 10,
         requests: [{ method: 'POST', path, headers, body, setupRequest }],
       });
+      const cpuAfter = await answering.mainThreadCpu();
       if (target === 's2sp') await server.request('drop-fresh');
       const reqPerSecond = result.requests.total / result.duration;
       fastest = Math.max(fastest, reqPerSecond);
@@ -138,6 +145,7 @@ await runScenario('small-requests', 'Small requests under load: 50 rows x 3 colu
         errors: result.errors,
         tokensUsed: target === 's2sp' ? next : 0,
         tokensMinted: tokens.length,
+        cpuMicrosPerRequest: cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / result.requests.total,
       };
     };
     progress('warm-up, 1 s per target');
@@ -175,6 +183,7 @@ await runScenario('small-requests', 'Small requests under load: 50 rows x 3 colu
           p50: spread(mine.map((r) => r.p50)),
           p97_5: spread(mine.map((r) => r.p97_5)),
           p99: spread(mine.map((r) => r.p99)),
+          cpuPerRequest: mine.every((r) => r.cpuMicrosPerRequest !== null) ? spread(mine.map((r) => r.cpuMicrosPerRequest!)) : null,
           bytes: sizes.get(f.id)!,
           runs: mine,
         });
@@ -202,6 +211,7 @@ await runScenario('small-requests', 'Small requests under load: 50 rows x 3 colu
         ms(x.p50.median),
         ms(x.p97_5.median),
         ms(x.p99.median),
+        x.cpuPerRequest === null ? '-' : fixed(x.cpuPerRequest.median, 0),
         String(x.bytes),
         x.target === 's2sp' ? `**${fixed(share, 1)}%**` : `${fixed((100 * x.reqPerSecond.median) / b.reqPerSecond.median, 1)}%`,
         `${fixed(x.reqPerSecond.median / naiveJson.reqPerSecond.median, 2)}x`,
@@ -232,9 +242,20 @@ await runScenario('small-requests', 'Small requests under load: 50 rows x 3 colu
   return {
     tables: [
       {
-        header: ['format', 'route', 'req/s (min / median / max)', 'p50 ms', 'p97.5 ms', 'p99 ms', 'response bytes', 'share of bare', 'over naive JSON'],
+        header: [
+          'format',
+          'route',
+          'req/s (min / median / max)',
+          'p50 ms',
+          'p97.5 ms',
+          'p99 ms',
+          'server CPU µs/req',
+          'response bytes',
+          'share of bare',
+          'over naive JSON',
+        ],
         rows,
-        align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       },
     ],
     goals,
@@ -242,6 +263,7 @@ await runScenario('small-requests', 'Small requests under load: 50 rows x 3 colu
       `autocannon (programmatic API) in the bench process, the server in a child process; ${CONNECTIONS} connections, ${duration} s per run, ${reps} runs per target (alternating which goes first), after a 1 s warm-up each. req/s = requests completed / run duration; latency percentiles are the median over runs.`,
       `Request: \`POST\` \`{"row_ids": [50 seeded random ids], "columns": ["i1","f1","s1"]}\` (${body.length} bytes), ${freshRows ? 'with the next of 4,096 id lists on every request (--fresh-rows)' : 'the same ids on every request (--fresh-rows varies them)'}. The bare route (\`/bench/bare/:name\`, same process, same JSON body parser) answers the s2sp response captured once with app.inject, with its content type.`,
       `Every s2sp request takes a fresh single-use token (MemoryStore, single use as in production), minted through the store before the run (${TOKEN_HEADROOM}x the fastest rate seen so far times the run's seconds; unused ones revoked after it); all point at one cached copy of the body. Tokens taken per measured run: ${used.map(int).join(', ')}. Every target's requests go through the same autocannon setupRequest, so the client's per-request cost is the same.`,
+      "server CPU µs/req: the answering server's main thread (user + system, from /proc at the kernel's 10 ms tick) over the run, per completed request; median over runs. It moves less with the machine's state than req/s does: on this 2-core host the bare route's own rate swings 2x between runs, and with it the share (bench/analysis.md, \"Small requests at 60%?\").",
       'Every run had zero non-2xx responses (a token that ran out, was reused or failed would be a 404) and zero errors (checked).',
       'naive port, indexed: a separate server process holding the rows as JS objects, `POST /naive/indexed` (sorted unique ids, `rows[id]`, keys copied, `JSON.stringify`); JSON only; the reference of the 3x goals for JSON and Arrow alike.',
     ],

@@ -150,6 +150,11 @@ export class ServerChild {
     return this.request<RssReading>('rss');
   }
 
+  /** CPU time of the server's main thread so far, µs (Linux /proc, 10 ms ticks); null elsewhere. */
+  mainThreadCpu(): Promise<number | null> {
+    return this.request<number | null>('main-thread-cpu');
+  }
+
   /** Request times recorded since the last call. */
   timings(): Promise<RequestTiming[]> {
     return this.request<RequestTiming[]>('timings');

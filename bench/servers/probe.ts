@@ -85,6 +85,7 @@ export function installProbe(app: FastifyInstance | undefined, options: ProbeOpt
   handle('cpu-profile-stop', ({ file }) => stopProfile(String(file)));
   handle('loop-delay-start', () => startLoopDelay());
   handle('loop-delay-stop', () => stopLoopDelay());
+  handle('main-thread-cpu', () => mainThreadCpuMicros());
   handle('exit', () => {
     // A clean exit, so that --cpu-prof writes its profile.
     setTimeout(() => process.exit(0), 20);
@@ -145,6 +146,26 @@ function readRss(): RssReading {
   const sampledPeak = Math.max(rssView[1], current);
   const kernelPeak = kernelPeakWorks ? kernelHighWaterMark() : null;
   return { current, peak: Math.max(sampledPeak, kernelPeak ?? 0), sampledPeak, kernelPeak };
+}
+
+/** Linux's clock tick for /proc CPU times (USER_HZ: 100 on every Linux architecture Node runs on). */
+const USER_HZ = 100;
+
+/**
+ * CPU time (user + system) of this process's main thread so far, in µs at the
+ * kernel's 10 ms tick, from /proc; null where there is none. The main thread
+ * alone: the RSS sampler and the collector's helpers run beside it at a rate
+ * that does not follow the requests.
+ */
+function mainThreadCpuMicros(): number | null {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    // After the command name (which may hold spaces or parentheses), utime and stime are fields 12 and 13.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / USER_HZ;
+  } catch {
+    return null;
+  }
 }
 
 function kernelHighWaterMark(): number | null {
