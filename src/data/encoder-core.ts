@@ -33,7 +33,6 @@ import type { BodyStore, CachedBody } from '../cache/body-store.js';
 import { GcNudge, type FullGc } from '../cache/gc-nudge.js';
 import { functionOption, integerOption } from '../option-checks.js';
 import { END_OF_STREAM } from '../protocol/arrow-framing.js';
-import { nextTurn, slicesOf, WritePacer } from './write-pacing.js';
 import { JSON_CONTENT_TYPE, arrowStreamType, type IpcCodec } from '../protocol/media-types.js';
 import { concatParts, schemaMessage } from '../ipc/encode/message.js';
 import type { BufferCompression } from '../ipc/encode/record-batch.js';
@@ -55,6 +54,7 @@ import type { ResolvedFetch } from './fetch-request.js';
 import { COMMIT_FIRST_MAX_BYTES, ReadyParts } from './last-bytes-gate.js';
 import type { LeaseSettlement } from './lease-settlement.js';
 import type { ContentEncoding, ResponseFormat } from './negotiate.js';
+import { nextTurn, slicesOf, WritePacer } from './write-pacing.js';
 
 /**
  * Chunks with at most this many cells (rows x columns) are encoded on the
