@@ -15,7 +15,8 @@ import { loadavg } from 'node:os';
 import type { Table } from 'apache-arrow';
 import { RedisStore } from '../src/cache/redis-store.js';
 import { tableFromRows } from '../src/table/table-from-rows.js';
-import { ACCEPT_ARROW, generateRows } from './lib/dataset.js';
+import { benchTable } from './lib/bench-table.js';
+import { ACCEPT_ARROW } from './lib/dataset.js';
 import { bigClientName, keepAliveClient, timedPost } from './lib/http-client.js';
 import { ratio, secs, spread, triple, type Spread } from './lib/report.js';
 import { progress, runScenario } from './lib/scenario.js';
@@ -43,7 +44,7 @@ await runScenario('redis-cluster', 'Shared store: one Redis node against a three
   const single = await startRedisServer();
   const cluster = await startRedisCluster();
   progress(`building the ${ROWS.toLocaleString('en-US')}-row table`);
-  const big = tableFromRows(generateRows(ROWS));
+  const big = benchTable(ROWS);
   try {
     const measure = async (label: string, url: string): Promise<Measured> => {
       // This process is the replica that mints; the child is the one that fetches, pulling every body.

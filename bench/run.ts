@@ -8,9 +8,11 @@
  *   node dist/bench/run.js --report      # rebuild the README from bench/results/*.json
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TABLE_CACHE_ENV } from './lib/bench-table.js';
 import { summaryMarkdown, writeLargeFetchChart, writeReadme } from './lib/readme.js';
 import { RESULTS_DIR, writeResults, type ScenarioResult } from './lib/report.js';
 import { parseFlags } from './lib/scenario.js';
@@ -106,6 +108,12 @@ if (flags.cpuProf) passArgs.push('--cpu-prof');
 if (flags.cpuProfAll) passArgs.push('--cpu-prof-all');
 
 console.log(`# s2sp benchmarks${flags.quick ? ' (quick)' : ''}: ${selected.join(', ')}`);
+// The scenarios' children share the generated table through this directory (bench/lib/bench-table.ts).
+const tableCache = mkdtempSync(join(tmpdir(), 's2sp-bench-tables-'));
+process.env[TABLE_CACHE_ENV] = tableCache;
+process.on('exit', () => rmSync(tableCache, { recursive: true, force: true }));
+// An interrupted run removes it too ('exit' does not fire on a signal's default action).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 const started = Date.now();
 const results: ScenarioResult[] = [];
 const failed: string[] = [];

@@ -9,7 +9,7 @@ import Fastify from 'fastify';
 import { RedisStore } from '../../src/cache/redis-store.js';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
-import { generateRows } from '../lib/dataset.js';
+import { benchTable } from '../lib/bench-table.js';
 import { collectGarbage, handle, installProbe, ready } from './probe.js';
 
 /** The config the parent passes. */
@@ -27,7 +27,7 @@ const gc = (globalThis as { gc?: () => void }).gc;
 const store = new RedisStore({ url: config.url, maxBytes: 16 * 2 ** 30, localMaxBytes: config.localMaxBytes, fullGc: gc });
 await store.ready(10_000);
 // The table a resource tool would return on every call: built once, kept.
-const table = tableFromRows(generateRows(config.rows));
+const table = benchTable(config.rows);
 collectGarbage();
 
 const app = Fastify({ logger: false });

@@ -21,9 +21,8 @@ import Fastify from 'fastify';
 import { MemoryStore } from '../../src/cache/memory-store.js';
 import { s2spDataPlane } from '../../src/data/data-plane-plugin.js';
 import type { PrepareOption } from '../../src/data/body-preparation.js';
-import { tableFromRows } from '../../src/table/table-from-rows.js';
 import { multiUseMemoryStore } from '../../src/testing.js';
-import { generateRows } from '../lib/dataset.js';
+import { benchTable } from '../lib/bench-table.js';
 import { collectGarbage, handle, installProbe, ready } from './probe.js';
 
 /** The config the parent passes. */
@@ -49,7 +48,7 @@ const tokenCount = config.tokens ?? 1;
 const planes = config.planes ?? [{ prefix: '' }];
 
 const started = performance.now();
-let table: Table | undefined = tableFromRows(generateRows(config.rows));
+let table: Table | undefined = benchTable(config.rows);
 const store = multiUseMemoryStore({ maxBytes: 16 * 2 ** 30 });
 // Single use (the real setting): each `mint-cold` token is a fresh body, gone after its one fetch.
 // One store per cold plane, so each plane prepares only the bodies minted for it.
