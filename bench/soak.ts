@@ -33,6 +33,13 @@ import { DEPLOYMENT_ENV } from './lib/server-child.js';
 const ARROW = 'application/vnd.apache.arrow.stream';
 const TTL_SECONDS = 3;
 const MB = 1024 * 1024;
+/** How often the end of a soak asks the server whether its memory has settled. */
+const POLL_MS = 250;
+
+/** "Near the start", once garbage is collected: within 100 MB (allocator slack, compiled code). */
+function rssNear(start: { rss: number }, collected: { rss: number }): boolean {
+  return collected.rss - start.rss < 100 * MB;
+}
 
 // ---------------------------------------------------------------- server role
 
@@ -272,12 +279,20 @@ async function main(): Promise<void> {
     const loaded = await server.ask('stats');
     // Let every token expire and the idle buffers and workers go, then look at the server's memory
     // again. Since Node 24 (V8 13.x) the heap pages of an isolate that ends (an idle worker) go to a
-    // shared pool that a delayed task frees 8 s later; no GC frees them sooner. Node 20 frees them
-    // at once.
+    // shared pool that a delayed task frees 8 s later; no GC frees them sooner. Node 22 frees them
+    // at once. So the wait polls for each condition, up to the longest it can take with a margin.
     const V8_POOLED_PAGES_DELAY_MS = 8000;
-    await sleep(TTL_SECONDS * 1000 + idleTtlMs + V8_POOLED_PAGES_DELAY_MS + 3000);
-    const end = await server.ask('stats');
-    const collected = await server.ask('gc');
+    const settleBy = Date.now() + TTL_SECONDS * 1000 + idleTtlMs + V8_POOLED_PAGES_DELAY_MS + 3000;
+    let end = await server.ask('stats');
+    while ((end.entries > 0 || end.idle > 0) && Date.now() < settleBy) {
+      await sleep(POLL_MS);
+      end = await server.ask('stats');
+    }
+    let collected = await server.ask('gc');
+    while (!rssNear(start, collected) && Date.now() < settleBy) {
+      await sleep(POLL_MS);
+      collected = await server.ask('gc');
+    }
     console.log(`requests: ${tally.requests} in ${elapsed.toFixed(1)} s (${(tally.requests / elapsed).toFixed(0)} req/s)`);
     console.log('| outcome | count |');
     console.log('|---|---:|');
@@ -307,8 +322,7 @@ async function main(): Promise<void> {
         });
     console.log(`results: ${file}`);
     console.log(`unexpected errors: ${unexpected}`);
-    // "Near the start", once garbage is collected: within 100 MB (allocator slack, compiled code).
-    const rssBack = collected.rss - start.rss < 100 * MB;
+    const rssBack = rssNear(start, collected);
     console.log(`RSS back near the start (after a full GC, within 100 MB): ${rssBack ? 'yes' : 'no'}`);
     if (unexpected > 0 || end.entries !== 0 || !rssBack) process.exitCode = 1;
   } finally {
