@@ -11,10 +11,14 @@
  * - prepared, no gap: the same plane, fetched at once (the fetch joins the
  *   preparation under way);
  * - today, no gap: minted on a plane with `prepare: 'off'`, fetched at once;
- * - prebuilt bytes: the same response sent from one Buffer by the same process.
+ * - prebuilt bytes: the same response sent from one Buffer by the same process;
+ * - prebuilt bytes in new memory: that Buffer copied into newly allocated memory
+ *   just before the fetch (untimed), so the kernel sends it from pages it has
+ *   not copied before, as much of a prepared body is (bench/analysis.md,
+ *   "Think time after the gap: the kernel's first copy").
  *
  * Each fresh body is a new copy (mint-cold): nothing of it is encoded before
- * its put. The four are interleaved, rotating who goes first.
+ * its put. The five are interleaved, rotating who goes first.
  *
  *   node dist/bench/think-time.js [--quick] [--reps N] [--gap S]   (quick: 1 round, a 2 s gap)
  */
@@ -37,8 +41,8 @@ const FORMS = [
   { id: 'zstd', label: 'Arrow+ZSTD', accept: ACCEPT_ARROW_ZSTD as string | undefined, limit: 1.5 },
 ];
 
-type Target = 'prepared-gap' | 'prepared-now' | 'today-now' | 'prebuilt';
-const TARGETS: Target[] = ['prepared-gap', 'prepared-now', 'today-now', 'prebuilt'];
+type Target = 'prepared-gap' | 'prepared-now' | 'today-now' | 'prebuilt' | 'prebuilt-new-memory';
+const TARGETS: Target[] = ['prepared-gap', 'prepared-now', 'today-now', 'prebuilt', 'prebuilt-new-memory'];
 
 /** "Today, no gap" may be this much faster before "prepared, no gap" reads as slower: the run-to-run noise of a 1M-row fetch here. */
 const NO_GAP_TOLERANCE = 1.1;
@@ -82,7 +86,8 @@ await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while
       const measure = async (target: Target): Promise<number> => {
         await quiesce([server]);
         let url: string;
-        if (target === 'prebuilt') url = server.url('/bench/prebuilt');
+        if (target === 'prebuilt-new-memory') await server.request('prebuilt-to-new-memory');
+        if (target === 'prebuilt' || target === 'prebuilt-new-memory') url = server.url('/bench/prebuilt');
         else url = await fresh(target === 'today-now' ? '/today' : `/prepared-${form.id}`);
         if (target === 'prepared-gap') await sleep(gapSeconds * 1000);
         const transfer = await timedPost(url, { body: '{}', accept: form.accept });
@@ -90,7 +95,7 @@ await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while
         if (transfer.bytes !== captured.bytes) throw new Error(`${form.label} ${target}: ${transfer.bytes} bytes, captured ${captured.bytes}`);
         return transfer.seconds;
       };
-      const runs: Record<Target, number[]> = { 'prepared-gap': [], 'prepared-now': [], 'today-now': [], prebuilt: [] };
+      const runs: Record<Target, number[]> = { 'prepared-gap': [], 'prepared-now': [], 'today-now': [], prebuilt: [], 'prebuilt-new-memory': [] };
       // The Arrow answers take tens of milliseconds, where one scheduling hiccup moves a ratio by
       // half: twice the repetitions (each costs little more than the gap).
       const more = bounded(form.id === 'json' ? reps : 2 * reps, formBudgetMs);
@@ -111,6 +116,7 @@ await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while
           'prepared-now': spread(runs['prepared-now']),
           'today-now': spread(runs['today-now']),
           prebuilt: spread(runs.prebuilt),
+          'prebuilt-new-memory': spread(runs['prebuilt-new-memory']),
         },
       });
     }
@@ -123,6 +129,7 @@ await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while
     'prepared-now': 'prepared, fetched at once',
     'today-now': "today (`prepare: 'off'`), fetched at once",
     prebuilt: 'prebuilt bytes',
+    'prebuilt-new-memory': 'prebuilt bytes in new memory',
   };
   const rows: string[][] = [];
   const goals: Goal[] = [];
@@ -162,6 +169,7 @@ await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while
       `A fresh body per fetch: a new copy of the 1M x 10 body behind a new single-use token (nothing of it encoded before its put); ${reps} repetitions per JSON line and ${2 * reps} per Arrow line, interleaved, order rotating; min / **median** / max.`,
       `The think time is simulated by waiting ${gapSeconds} s (\`--gap\`) between the put and the fetch; each form's bodies are minted on a plane that prepares that form, as \`prepare: 'auto'\` does once a tool's fetches ask for it (each plane has its own pool of encoder threads; only one works at a time).`,
       `"No think time, prepared / today" allows ${NO_GAP_TOLERANCE}x: the spread of a fresh 1M-row fetch between runs on this machine.`,
+      'Prebuilt bytes in new memory: the prebuilt Buffer copied into newly allocated memory just before each such fetch (untimed), so the kernel sends it from pages it has not copied before. On this machine that costs several times the plain prebuilt line (bench/analysis.md, "Think time after the gap: the kernel\'s first copy"); prepared bytes sit in buffers the encoder workers allocated moments before, partly such pages. The goals compare with plain prebuilt bytes.',
     ],
     data: { rows: ROWS, gapSeconds, reps, forms: summaries },
   };

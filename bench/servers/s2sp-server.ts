@@ -106,6 +106,16 @@ handle('load-prebuilt', ({ file, type }) => {
   prebuilt = { bytes: readFileSync(String(file)), type: String(type) };
   return prebuilt.bytes.byteLength;
 });
+/**
+ * Moves the prebuilt bytes to newly allocated memory (a copy; the old Buffer is left to the
+ * collector), so the next send is of pages the kernel has not copied before, as a prepared
+ * body's are.
+ */
+handle('prebuilt-to-new-memory', () => {
+  if (prebuilt === undefined) throw new Error('nothing prebuilt loaded');
+  prebuilt = { ...prebuilt, bytes: Buffer.from(prebuilt.bytes) };
+  return prebuilt.bytes.byteLength;
+});
 handle('drop-prebuilt', () => {
   prebuilt = undefined;
   collectGarbage();
