@@ -12,7 +12,8 @@
  *   workers (the plane without the cache), a full gc after each;
  * - the consumer: fetchBody of a fresh body (a new single-use token, the
  *   real workload) with each codec, on loopback, which is how fetchBody's
- *   default codec was chosen.
+ *   default codec was chosen (full runs only: context, not a goal, and
+ *   consumer-read measures fetchBody itself).
  *
  *   node dist/bench/compression.js [--quick] [--reps N]
  */
@@ -55,6 +56,8 @@ export interface CodecSummary {
 await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows x 10 columns', async (flags) => {
   const reps = flags.reps ?? (flags.quick ? 2 : 5);
   const budgetMs = flags.quick ? 40_000 : 120_000;
+  // Quick runs leave out the consumer columns: context, not a goal (consumer-read measures fetchBody).
+  const withConsumer = !flags.quick;
   progress(`starting the s2sp server (${ROWS.toLocaleString('en-US')} rows)`);
   const server = await ServerChild.start(
     's2sp-server',
@@ -123,9 +126,9 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
       rssAfter.push(await server.gc());
     }
 
-    progress('the consumer (fetchBody) of a fresh body with each codec, loopback');
     const consumer: Record<string, number[]> = { none: [], lz4: [], zstd: [] };
-    const moreConsumer = bounded(reps, budgetMs);
+    if (withConsumer) progress('the consumer (fetchBody) of a fresh body with each codec, loopback');
+    const moreConsumer = bounded(withConsumer ? reps : 0, budgetMs);
     for (let rep = 0; moreConsumer(rep); rep++) {
       for (let k = 0; k < CODECS.length; k++) {
         const codec = CODECS[(rep + k) % CODECS.length];
@@ -140,7 +143,7 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
       }
       (globalThis as { gc?: () => void }).gc?.();
     }
-    for (const s of summaries) s.consumer = spread(consumer[s.id]);
+    if (withConsumer) for (const s of summaries) s.consumer = spread(consumer[s.id]);
   } finally {
     await server.stop();
   }
@@ -156,8 +159,7 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
     `**${ratio(s.warm.median, s.prebuilt.median)}**`,
     s.cold ? triple(s.cold, secs) : '-',
     s.noCache ? triple(s.noCache, secs) : '-',
-    triple(s.consumer, secs),
-    ratio(s.consumer.median, none.consumer.median),
+    ...(withConsumer ? [triple(s.consumer, secs), ratio(s.consumer.median, none.consumer.median)] : []),
   ]);
   const fastestConsumer = [...summaries]
     .sort((a, b) => a.consumer.median - b.consumer.median)
@@ -191,7 +193,11 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
     'a fresh body: a new single-use token over a new copy of the body before each fetch, so every buffer is compressed during that response, in the encoder workers. no cache: a plane with `encodedCache: 0`, which compresses every response.',
     `The server runs with MALLOC_MMAP_THRESHOLD_=${DEPLOYMENT_ENV.MALLOC_MMAP_THRESHOLD_}, the long-running deployment setting native-notes.md recommends (glibc then returns freed compression buffers to the system).`,
     `ZSTD is level 1 (node:zlib). ZSTD / LZ4 wire size: ${ratio(zstd.bytes, lz4.bytes)}.`,
-    `consumer: fetchBody of every row and column of a fresh body (a new single-use token each time, the real workload: its buffers are compressed during that response) with \`format: "arrow"\` and each \`codec\`, in the bench process, to the response decoded as an Arrow Table; on loopback. Fastest here: ${fastestConsumer.label} (${secs(fastestConsumer.consumer.median)} s); fetchBody's \`codec: "auto"\` asks for no codec on loopback.`,
+    ...(withConsumer
+      ? [
+          `consumer: fetchBody of every row and column of a fresh body (a new single-use token each time, the real workload: its buffers are compressed during that response) with \`format: "arrow"\` and each \`codec\`, in the bench process, to the response decoded as an Arrow Table; on loopback. Fastest here: ${fastestConsumer.label} (${secs(fastestConsumer.consumer.median)} s); fetchBody's \`codec: "auto"\` asks for no codec on loopback.`,
+        ]
+      : []),
   ];
   return {
     tables: [
@@ -205,11 +211,10 @@ await runScenario('compression', 'Compression: Arrow+LZ4 and Arrow+ZSTD, 1M rows
           'warm / prebuilt',
           'fresh body s',
           'no cache s',
-          'consumer, fresh body s',
-          'consumer vs Arrow',
+          ...(withConsumer ? ['consumer, fresh body s', 'consumer vs Arrow'] : []),
         ],
         rows,
-        align: ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        align: ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', ...(withConsumer ? (['r', 'r'] as const) : [])],
       },
       {
         title: `Server RSS in MB after a gc: at the start, then after each of ${RSS_FETCHES} Arrow+LZ4 fetches compressed in the workers (no cache)`,
