@@ -139,6 +139,16 @@ class SoakServer {
       this.child.send({ id, op });
     });
   }
+
+  /** Asks `op` every {@link POLL_MS} until the answer is `settled` or the clock passes `by`; returns the last answer. */
+  async askUntil(op: Op, settled: (state: ServerState) => boolean, by: number): Promise<ServerState> {
+    let state = await this.ask(op);
+    while (!settled(state) && Date.now() < by) {
+      await sleep(POLL_MS);
+      state = await this.ask(op);
+    }
+    return state;
+  }
 }
 
 /** Outcome kinds: `ok-*` are expected, everything else is counted as unexpected. */
@@ -283,16 +293,8 @@ async function main(): Promise<void> {
     // at once. So the wait polls for each condition, up to the longest it can take with a margin.
     const V8_POOLED_PAGES_DELAY_MS = 8000;
     const settleBy = Date.now() + TTL_SECONDS * 1000 + idleTtlMs + V8_POOLED_PAGES_DELAY_MS + 3000;
-    let end = await server.ask('stats');
-    while ((end.entries > 0 || end.idle > 0) && Date.now() < settleBy) {
-      await sleep(POLL_MS);
-      end = await server.ask('stats');
-    }
-    let collected = await server.ask('gc');
-    while (!rssNear(start, collected) && Date.now() < settleBy) {
-      await sleep(POLL_MS);
-      collected = await server.ask('gc');
-    }
+    const end = await server.askUntil('stats', (state) => state.entries === 0 && state.idle === 0, settleBy);
+    const collected = await server.askUntil('gc', (state) => rssNear(start, state), settleBy);
     console.log(`requests: ${tally.requests} in ${elapsed.toFixed(1)} s (${(tally.requests / elapsed).toFixed(0)} req/s)`);
     console.log('| outcome | count |');
     console.log('|---|---:|');
