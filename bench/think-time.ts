@@ -43,8 +43,6 @@ const FORMS = [
 
 type Target = 'prepared-gap' | 'prepared-now' | 'today-now' | 'prebuilt' | 'prebuilt-new-memory';
 const TARGETS: Target[] = ['prepared-gap', 'prepared-now', 'today-now', 'prebuilt', 'prebuilt-new-memory'];
-/** Quick runs measure the goals' lines only: prebuilt bytes in new memory are context, for full runs. */
-const QUICK_TARGETS = TARGETS.filter((target) => target !== 'prebuilt-new-memory');
 
 /** "Today, no gap" may be this much faster before "prepared, no gap" reads as slower: the run-to-run noise of a 1M-row fetch here. */
 const NO_GAP_TOLERANCE = 1.1;
@@ -63,7 +61,9 @@ await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while
   const gapSeconds = gapAt >= 0 ? Number(flags.argv[gapAt + 1]) : flags.quick ? 2 : 3;
   if (!Number.isFinite(gapSeconds) || gapSeconds < 0) throw new Error(`--gap needs seconds >= 0, got ${flags.argv[gapAt + 1]}`);
   const formBudgetMs = flags.quick ? 60_000 : 180_000;
-  const targets = flags.quick ? QUICK_TARGETS : TARGETS;
+  // Quick runs measure the goals' lines only: prebuilt bytes in new memory are context, for full runs.
+  const withNewMemory = !flags.quick;
+  const targets = withNewMemory ? TARGETS : TARGETS.filter((target) => target !== 'prebuilt-new-memory');
   progress(`starting the s2sp server (${ROWS.toLocaleString('en-US')} rows)`);
   const server = await ServerChild.start(
     's2sp-server',
@@ -119,7 +119,7 @@ await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while
           'prepared-now': spread(runs['prepared-now']),
           'today-now': spread(runs['today-now']),
           prebuilt: spread(runs.prebuilt),
-          ...(targets.includes('prebuilt-new-memory') ? { 'prebuilt-new-memory': spread(runs['prebuilt-new-memory']) } : {}),
+          ...(withNewMemory ? { 'prebuilt-new-memory': spread(runs['prebuilt-new-memory']) } : {}),
         },
       });
     }
@@ -172,11 +172,11 @@ await runScenario('think-time', 'Think time: a fresh 1M x 10 body prepared while
       `A fresh body per fetch: a new copy of the 1M x 10 body behind a new single-use token (nothing of it encoded before its put); ${reps} repetitions per JSON line and ${2 * reps} per Arrow line, interleaved, order rotating; min / **median** / max.`,
       `The think time is simulated by waiting ${gapSeconds} s (\`--gap\`) between the put and the fetch; each form's bodies are minted on a plane that prepares that form, as \`prepare: 'auto'\` does once a tool's fetches ask for it (each plane has its own pool of encoder threads; only one works at a time).`,
       `"No think time, prepared / today" allows ${NO_GAP_TOLERANCE}x: the spread of a fresh 1M-row fetch between runs on this machine.`,
-      ...(flags.quick
-        ? []
-        : [
+      ...(withNewMemory
+        ? [
             'Prebuilt bytes in new memory (full runs only): the prebuilt Buffer copied into newly allocated memory just before each such fetch (untimed), so the kernel sends it from pages it has not copied before. On this machine that costs several times the plain prebuilt line (bench/analysis.md, "Think time after the gap: the kernel\'s first copy"); prepared bytes sit in buffers the encoder workers allocated moments before, partly such pages. The goals compare with plain prebuilt bytes.',
-          ]),
+          ]
+        : []),
     ],
     data: { rows: ROWS, gapSeconds, reps, forms: summaries },
   };
