@@ -135,3 +135,44 @@ test('a fetch that joined a preparation which was then stopped compresses throug
   assert.deepEqual(calls, [[0]], 'compressed once, by the fetch');
   assert.equal(cache.peek(body, 'lz4', 0, [0])?.[0], column, 'and kept');
 });
+
+test("a dropped body's buffers go back once, and only after the last response that may send them ended; a response cut short keeps them from going back", async () => {
+  const cache = new EncodedBatchCache();
+  const recycled: ArrayBufferLike[] = [];
+  const stop = cache.recycleThrough((buffer) => recycled.push(buffer));
+  // Two columns that are views of one message buffer, as a worker's answer split by column is.
+  const message = new Uint8Array(64);
+  const split = async (fields: readonly number[]) =>
+    fields.map((f): CompressedColumn => ({ nodes: [], buffers: [message.subarray(f * 8, f * 8 + 8)], variadicBufferCounts: [] }));
+  await cache.columns({ id: 'b1' }, 'lz4', 0, [0, 1], split);
+
+  const first = cache.sending('b1');
+  const second = cache.sending('b1');
+  cache.delete('b1');
+  assert.deepEqual(recycled, [], 'two responses may still be sending it');
+  first(true);
+  first(true); // told twice: counts once
+  assert.deepEqual(recycled, [], 'one response is still sending it');
+  second(true);
+  assert.deepEqual(recycled, [message.buffer], 'once, though two columns are views of it');
+
+  recycled.length = 0;
+  await cache.columns({ id: 'b2' }, 'lz4', 0, [0], split);
+  cache.delete('b2');
+  assert.deepEqual(recycled, [message.buffer], 'no response sending: at once');
+
+  recycled.length = 0;
+  await cache.columns({ id: 'b3' }, 'lz4', 0, [0], split);
+  const cut = cache.sending('b3');
+  const whole = cache.sending('b3');
+  cache.delete('b3');
+  cut(false);
+  whole(true);
+  assert.deepEqual(recycled, [], 'a response that did not finish may still be read from: the collector has them');
+
+  recycled.length = 0;
+  stop();
+  await cache.columns({ id: 'b4' }, 'lz4', 0, [0], split);
+  cache.delete('b4');
+  assert.deepEqual(recycled, [], 'stopped');
+});
