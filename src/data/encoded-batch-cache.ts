@@ -16,14 +16,6 @@
  * the store no longer holds the body ({@link EncodedBatchCache.dropUnlessHeld}):
  * the eviction policy lives here, not in the route. A dropped body's
  * {@link EncodedBatchCache.signalFor} aborts, which cancels its preparation.
- *
- * The memory of a dropped body's entries goes back to the encoder workers
- * that wrote it ({@link EncodedBatchCache.recycleThrough}; worker/output-shelf.ts
- * says why), but only once no response that may be sending it is left
- * ({@link EncodedBatchCache.sending}): the body's entries are dropped at the
- * commit, before the response's last bytes, and a socket may still be writing
- * them. Bytes of a response that did not finish (a hang-up) go to the
- * collector instead: nothing tells when its socket stopped reading them.
  */
 import { nonNegativeOption, optionsObject } from '../option-checks.js';
 import type { BodyStore, BudgetShare } from '../cache/body-store.js';
@@ -51,14 +43,6 @@ export const DEFAULT_ENCODED_CACHE_BYTES = 512 * 1024 * 1024;
 /** What one key holds: a compressed column, or one batch's JSON rows. */
 type Encoded = CompressedColumn | Uint8Array;
 
-/** The responses that may be sending one body's kept bytes, and the buffers of its dropped entries waiting for them to end. */
-interface Sending {
-  responses: number;
-  readonly waiting: Set<ArrayBufferLike>;
-  /** A response of the body ended before it finished: its buffers may still be read, none goes back. */
-  cut: boolean;
-}
-
 interface BodyEntry {
   ref: WeakRef<object>;
   /** `codec:batch:field` or `json:batch` -> what is kept, or the encoding under way. */
@@ -84,8 +68,6 @@ export class EncodedBatchCache {
   readonly maxBytes: number;
   readonly #bodies = new Map<string, BodyEntry>();
   readonly #finalizer = new FinalizationRegistry<string>((id) => this.#collected(id));
-  readonly #sending = new Map<string, Sending>();
-  readonly #recyclers = new Set<(buffer: ArrayBufferLike) => void>();
   #budget: BudgetShare | undefined;
   #bytes = 0;
   #compressedColumns = 0;
@@ -105,37 +87,6 @@ export class EncodedBatchCache {
     this.#budget?.close();
     this.#budget = store.shareBudget?.((bytes) => this.#reclaim(bytes));
     if (this.#budget !== undefined && this.#bytes > 0 && !this.#budget.take(this.#bytes)) this.clear();
-  }
-
-  /**
-   * Gives the buffers of dropped entries to `recycle` (an encoder pool's
-   * giveBack, which takes only its own answers' buffers) once no response
-   * sends them; see the file comment. Returns the function that stops it.
-   */
-  recycleThrough(recycle: (buffer: ArrayBufferLike) => void): () => void {
-    this.#recyclers.add(recycle);
-    return () => this.#recyclers.delete(recycle);
-  }
-
-  /**
-   * A response that may send `bodyId`'s kept bytes starts: until the
-   * function returned is called (once, when the response ended, telling
-   * whether it finished), the buffers of the body's dropped entries are not
-   * recycled.
-   */
-  sending(bodyId: string): (finished: boolean) => void {
-    let sending = this.#sending.get(bodyId);
-    if (sending === undefined) this.#sending.set(bodyId, (sending = { responses: 0, waiting: new Set(), cut: false }));
-    sending.responses++;
-    let ended = false;
-    return (finished) => {
-      if (ended) return;
-      ended = true;
-      sending.cut ||= !finished;
-      if (--sending.responses > 0) return;
-      this.#sending.delete(bodyId);
-      if (!sending.cut) for (const buffer of sending.waiting) this.#recycle(buffer);
-    };
   }
 
   /**
@@ -242,7 +193,6 @@ export class EncodedBatchCache {
     this.#bodies.delete(bodyId);
     this.#release(entry.bytes);
     entry.stopped.abort();
-    this.#letGo(bodyId, entry);
   }
 
   /** Drops everything. */
@@ -265,24 +215,6 @@ export class EncodedBatchCache {
       compressedColumns: this.#compressedColumns,
       jsonBatches: this.#jsonBatches,
     };
-  }
-
-  /** The buffers under a dropped entry's kept bytes go back now, or once the body's responses ended. */
-  #letGo(bodyId: string, entry: BodyEntry): void {
-    if (this.#recyclers.size === 0) return;
-    const sending = this.#sending.get(bodyId);
-    if (sending?.cut === true) return;
-    for (const encoded of entry.items.values()) {
-      if (encoded instanceof Promise) continue; // not kept: whoever awaits it uses it, then the collector has it
-      for (const buffer of buffersOf(encoded)) {
-        if (sending === undefined) this.#recycle(buffer);
-        else sending.waiting.add(buffer);
-      }
-    }
-  }
-
-  #recycle(buffer: ArrayBufferLike): void {
-    for (const recycle of this.#recyclers) recycle(buffer);
   }
 
   /** Records `encoding` as the value under way for `key`, kept once it resolves; a failure is forgotten. */
@@ -391,14 +323,6 @@ export class EncodedBatchCache {
     const entry = this.#bodies.get(bodyId);
     if (entry !== undefined && entry.ref.deref() === undefined) this.delete(bodyId);
   }
-}
-
-/** The buffers `encoded` is views of. */
-function buffersOf(encoded: Encoded): ArrayBufferLike[] {
-  if (encoded instanceof Uint8Array) return [encoded.buffer];
-  const buffers = encoded.buffers.map((buffer) => buffer.buffer);
-  if (encoded.source !== undefined) buffers.push(encoded.source.message.buffer);
-  return buffers;
 }
 
 function byteLengthOf(encoded: Encoded): number {

@@ -133,8 +133,6 @@ export class EncoderCore {
   readonly #inlineCellLimit: number;
   /** Collects after a preparation, when the embedder gave a collector. */
   readonly #gc: GcNudge;
-  /** Stops the cache giving the pool back the memory of dropped entries. */
-  readonly #stopRecycling: (() => void) | undefined;
 
   /** @throws S2SPError `S2SP_ERR_OPTION_INVALID` for an out-of-range number or a `fullGc` that is not a function */
   constructor(options: EncoderCoreOptions) {
@@ -147,8 +145,6 @@ export class EncoderCore {
     this.#pool = workers === 0 ? undefined : typeof workers === 'object' ? workers : createEncoderPool({ threads: workers });
     this.#cache = encodedCache === 0 ? undefined : typeof encodedCache === 'object' ? encodedCache : new EncodedBatchCache({ maxBytes: encodedCache });
     if (this.#cache !== encodedCache) this.#cache?.shareBudgetOf(options.store);
-    const pool = this.#pool;
-    if (pool?.giveBack !== undefined) this.#stopRecycling = this.#cache?.recycleThrough((buffer) => pool.giveBack!(buffer));
     this.#preparation = BodyPreparation.start(options.store, options.prepare, {
       can: this.#pool !== undefined && this.#cache !== undefined,
       prepare: (body, form, signal) => this.prepare(body, form, signal),
@@ -165,9 +161,7 @@ export class EncoderCore {
   async respond(reply: FastifyReply, plan: ResponsePlan): Promise<FastifyReply> {
     this.#preparation?.fetching(plan.body, formOf(plan.format, plan.fetch));
     const commit = () => this.#commit(plan);
-    const inline = this.#inline(plan);
-    if (inline === undefined) this.#holdKeptBytes(reply, plan.body);
-    const response = inline ?? (await this.#encoded(plan, commit));
+    const response = this.#inline(plan) ?? (await this.#encoded(plan, commit));
     plan.transfer.sending();
     reply.type(plan.format.kind === 'arrow' ? arrowStreamType(plan.format.codec) : JSON_CONTENT_TYPE);
     // Single use under store faults (SPEC 5): a small answer is committed before it is sent (a
@@ -199,31 +193,8 @@ export class EncoderCore {
   /** Stops what the core made itself (a pool, a cache); shared ones are their owner's. */
   async close(): Promise<void> {
     this.#preparation?.stop();
-    this.#stopRecycling?.();
     if (this.#cache !== this.#options.encodedCache) this.#cache?.close();
     if (this.#pool !== this.#options.workers) await this.#pool?.close();
-  }
-
-  /**
-   * A chunked answer may send bytes the cache keeps: their memory is not
-   * recycled before the response ends (encoded-batch-cache.ts). Its socket's
-   * 'close' counts too: a pipelined response still queued behind another one
-   * sees no 'close' of its own when the connection goes.
-   */
-  #holdKeptBytes(reply: FastifyReply, body: CachedBody): void {
-    if (this.#stopRecycling === undefined) return;
-    const ended = this.#cache!.sending(body.id);
-    const res = reply.raw;
-    const socket = reply.request.raw.socket as FastifyReply['raw']['socket'];
-    const onClose = () => {
-      res.off('close', onClose);
-      socket?.off('close', onClose);
-      ended(res.writableFinished);
-    };
-    // Already gone (while the lease was taken): 'close' will not come again.
-    if (res.closed || socket?.destroyed === true) return ended(false);
-    res.on('close', onClose);
-    socket?.on('close', onClose);
   }
 
   async #commit(plan: ResponsePlan): Promise<void> {

@@ -17,9 +17,4 @@ export interface EncodeTask {
   readonly columns: readonly string[] | null;
   readonly chunk: RowChunk;
   readonly format: ChunkFormat;
-  /**
-   * Answer buffers the main thread is done with, transferred back for the
-   * worker to write later answers into (output-shelf.ts); set by the pool.
-   */
-  readonly returned?: readonly ArrayBuffer[];
 }

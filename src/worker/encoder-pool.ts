@@ -8,7 +8,6 @@ import { Piscina } from 'piscina';
 import { S2SPError } from '../errors.js';
 import { optionsObject, integerOption } from '../option-checks.js';
 import type { EncodeTask } from './encode-task.js';
-import { OutputShelf } from './output-shelf.js';
 
 /** Options of {@link createEncoderPool}. */
 export interface EncoderPoolOptions {
@@ -61,15 +60,6 @@ export interface EncoderPool {
   readonly threads: number;
   /** Encodes one chunk in a worker; the bytes arrive transferred, not copied. */
   run(task: EncodeTask, options?: RunOptions): Promise<Uint8Array>;
-  /**
-   * Takes back the buffer under an answer of {@link run} once nothing reads
-   * it any more (no view of it in use, no socket write of it pending): a
-   * later task carries it to a worker, which writes another answer into it
-   * (output-shelf.ts). A buffer this pool did not answer with, or already
-   * took back, is left alone. Optional: a pool without it lets the
-   * collector have every answer.
-   */
-  giveBack?(buffer: ArrayBufferLike): void;
   /** Stops every worker. */
   close(): Promise<void>;
 }
@@ -79,12 +69,6 @@ const WORKER_FILE = new URL('./encode-worker.js', import.meta.url).href;
 export const DEFAULT_NICE_INCREMENT = 10;
 /** 19 is the lowest priority a Unix thread can have. */
 const MAX_NICE_INCREMENT = 19;
-
-/** Buffers given back go to a worker with the next tasks, at most this many per task: enough for its own answer and one more, so they spread over the threads. */
-const RETURNED_PER_TASK = 2;
-/** Buffers given back wait for a task at most this long, and this many bytes of them. */
-const RETURNED_IDLE_MS = 5_000;
-const RETURNED_MAX_BYTES = 128 * 1024 * 1024;
 
 function moduleHref(file: string | URL): string {
   if (file instanceof URL || file.startsWith('file:')) return new URL(file).href;
@@ -134,21 +118,9 @@ export function encoderPoolRunning(worker: WorkerModule, options: EncoderPoolOpt
     }
     return false;
   };
-  // The buffers of answers, for giveBack to recognise; and the ones given back, waiting for a task.
-  const answered = new WeakSet<ArrayBufferLike>();
-  const returned = new OutputShelf({ maxBytes: RETURNED_MAX_BYTES, idleMs: RETURNED_IDLE_MS });
-  let sweep: NodeJS.Timeout | undefined;
-  const sweepLater = () => {
-    sweep ??= setTimeout(() => {
-      sweep = undefined;
-      returned.trim();
-      if (returned.bytes > 0) sweepLater();
-    }, RETURNED_IDLE_MS).unref();
-  };
   const run = async (task: EncodeTask, runOptions: { signal?: AbortSignal } = {}): Promise<Uint8Array> => {
     const { signal } = runOptions;
     signal?.throwIfAborted();
-    const carried = returned.takeOldest(RETURNED_PER_TASK);
     const controller = new AbortController();
     const onAbort = () => {
       if (queued(controller)) controller.abort(signal?.reason);
@@ -156,13 +128,7 @@ export function encoderPoolRunning(worker: WorkerModule, options: EncoderPoolOpt
     unsettled.add(controller);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      // Transferred, not copied; a task dropped from the queue leaves its buffers to the collector.
-      const bytes = await piscina.run(carried.length === 0 ? task : { ...task, returned: carried }, {
-        signal: controller.signal,
-        transferList: carried.length === 0 ? undefined : carried,
-      });
-      answered.add(bytes.buffer);
-      return bytes;
+      return await piscina.run(task, { signal: controller.signal });
     } finally {
       unsettled.delete(controller);
       signal?.removeEventListener('abort', onAbort);
@@ -204,16 +170,9 @@ export function encoderPoolRunning(worker: WorkerModule, options: EncoderPoolOpt
       if (runOptions?.background === true) return runInBackground(task, runOptions.signal);
       return run(task, runOptions);
     },
-    giveBack: (buffer) => {
-      if (closed || !answered.delete(buffer) || !(buffer instanceof ArrayBuffer)) return;
-      returned.add([buffer]);
-      sweepLater();
-    },
     close: async () => {
       if (closed) return;
       closed = true;
-      clearTimeout(sweep);
-      returned.trim(Infinity);
       for (const waiting of idleWork.splice(0)) waiting.drop(new S2SPError('S2SP_ERR_ENCODER_POOL_CLOSED'));
       await piscina.destroy();
     },

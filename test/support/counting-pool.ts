@@ -19,7 +19,6 @@ export function countingPool(t: TestContext, threads = 2) {
       else foreground++;
       return running;
     },
-    giveBack: (buffer) => real.giveBack!(buffer),
     close: () => real.close(),
   };
   return { pool, background, foreground: () => foreground };

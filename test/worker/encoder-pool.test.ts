@@ -17,7 +17,6 @@ import { projectColumns } from '../../src/table/select.js';
 import { tableFromRows } from '../../src/table/table-from-rows.js';
 import type { EncodeTask } from '../../src/worker/encode-task.js';
 import { DEFAULT_NICE_INCREMENT, createEncoderPool } from '../../src/worker/encoder-pool.js';
-import { capacityFor } from '../../src/worker/output-shelf.js';
 import { untilSlot } from '../support/slot-wait.js';
 import { encoderPoolRunning } from '../../src/testing.js';
 import { isS2SPError } from '../../src/errors.js';
@@ -115,37 +114,6 @@ test('many tasks over several bodies at once (more bodies than a worker keeps ma
   }
   const results = await Promise.all(tasks.map((task) => pool.run(task)));
   results.forEach((bytes, i) => assert.deepEqual(bytes, mainThread(tasks[i]), `task ${i}`));
-});
-
-test('a buffer given back goes to a worker with the next task, which writes its answer into it; buffers the pool did not answer with are left alone', async (t) => {
-  const pool = createEncoderPool({ threads: 1 });
-  t.after(() => pool.close());
-  const b = body(3000);
-  const task: EncodeTask = { ipc: b.ipc, bodyId: b.id, columns: null, chunk: { start: 0, end: 3000 }, format: { kind: 'json' } };
-  const expected = mainThread(task);
-  const first = await pool.run(task);
-  assert.ok(first.byteLength > 64 * 1024, 'large enough to be shelved in whole pages');
-  const given = first.buffer;
-  const capacity = given.byteLength;
-  const foreign = new ArrayBuffer(capacity);
-  pool.giveBack!(foreign);
-  pool.giveBack!(given);
-  pool.giveBack!(given); // twice: once
-  // A smaller answer (fewer rows) that fills 3/4 of that memory, which new memory would hold in a smaller buffer.
-  let end = 3000;
-  const smallerTask = (rows: number): EncodeTask => ({ ...task, chunk: { start: 0, end: rows } });
-  while (capacityFor(mainThread(smallerTask(end)).byteLength) >= capacity) end -= 10;
-  const smaller = smallerTask(end);
-  const second = await pool.run(smaller);
-  assert.equal(given.byteLength, 0, 'transferred to the worker with the task (detached here)');
-  assert.equal(foreign.byteLength, capacity, 'not an answer of this pool: left alone');
-  assert.ok(capacityFor(second.byteLength) !== capacity && second.byteLength >= 0.75 * capacity, 'a size that tells reused memory from new');
-  assert.equal(second.buffer.byteLength, capacity, 'the answer came back in the memory given back');
-  assert.deepEqual(second, mainThread(smaller), 'the right bytes');
-  const third = await pool.run(smaller);
-  assert.equal(third.buffer.byteLength, capacityFor(third.byteLength), 'nothing given back: new memory');
-  assert.deepEqual(third, mainThread(smaller));
-  assert.deepEqual(await pool.run(task), expected);
 });
 
 test('a task that fails in the worker rejects run(), and the pool keeps working', async (t) => {
