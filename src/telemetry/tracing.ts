@@ -20,6 +20,7 @@ import { optionalImport } from '../optional-import.js';
 type OtelApi = typeof import('@opentelemetry/api');
 type ApiSpan = import('@opentelemetry/api').Span;
 type ApiContext = import('@opentelemetry/api').Context;
+type ApiTracer = import('@opentelemetry/api').Tracer;
 
 // Tried once: a host without the package pays one failed resolution, at load.
 const API = await optionalImport<OtelApi>('@opentelemetry/api');
@@ -58,14 +59,31 @@ export const tracingAvailable = API !== undefined;
  */
 export function startSpan(name: string, role: SpanRole, parent: SpanParent, attributes: SpanAttributes = {}): TraceSpan | undefined {
   if (API === undefined) return undefined;
+  // No tracer provider registered (the API installed for someone else's sake): nothing would be
+  // recorded, so nothing is made per request, not even the no-op span the API would hand out.
+  const tracer = registeredTracer(API);
+  if (tracer === undefined) return undefined;
   const parentContext = contextOf(API, parent);
   const kind = role === 'server' ? API.SpanKind.SERVER : role === 'client' ? API.SpanKind.CLIENT : API.SpanKind.INTERNAL;
-  const span = API.trace.getTracer(TRACER_NAME).startSpan(name, { kind, attributes: defined(attributes) }, parentContext);
-  // No tracer provider registered (the API installed for someone else's sake), or a sampler that
-  // dropped it: nothing would be recorded, so nothing is kept per request either (the small-requests
-  // bench paid hooks, a wrapped body stream and context objects for no-op spans).
+  const span = tracer.startSpan(name, { kind, attributes: defined(attributes) }, parentContext);
+  // A sampler that dropped it: nothing is kept per request either (the small-requests bench paid
+  // hooks, a wrapped body stream and context objects for no-op spans).
   if (!span.isRecording()) return undefined;
   return handleOf(API, span, API.trace.setSpan(parentContext, span));
+}
+
+/**
+ * The tracer of the registered provider, or undefined while none is. The
+ * global provider is the API's proxy, whose delegate is the one registered;
+ * asked for a tracer without one, the proxy makes a new proxy tracer, whose
+ * spans are no-ops. Looked up per span, not kept: a host may register its
+ * provider after s2sp loaded, or replace it (`trace.disable()`, then another).
+ */
+function registeredTracer(api: OtelApi): ApiTracer | undefined {
+  const provider = api.trace.getTracerProvider();
+  // A provider of another copy of the API (a different version) is asked the ordinary way.
+  if (!(provider instanceof api.ProxyTracerProvider)) return provider.getTracer(TRACER_NAME);
+  return provider.getDelegateTracer(TRACER_NAME);
 }
 
 /** The `traceparent` to send onwards: `span`'s when there is one, else the one received (passed through unchanged). */

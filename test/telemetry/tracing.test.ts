@@ -7,7 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { parseTraceparent } from '../../src/telemetry/tracing.js';
+import { trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { parseTraceparent, startSpan } from '../../src/telemetry/tracing.js';
 import { runNode } from '../support/cli-process.js';
 import { hidePackage } from '../support/hidden-package.js';
 
@@ -68,4 +70,29 @@ test('without @opentelemetry/api: no spans, no route hooks, tool callbacks regis
     forwarded: true,
     malformedDropped: true,
   });
+});
+
+test('startSpan follows the registered tracer provider: none, one registered after load, then another after disable()', async (t) => {
+  assert.equal(startSpan('before', 'internal', undefined), undefined, 'no provider: no span handle');
+  const providers: TracerProvider[] = [];
+  t.after(async () => {
+    trace.disable();
+    for (const provider of providers) await provider.shutdown();
+  });
+  for (const round of ['first', 'second']) {
+    const exporter = new InMemorySpanExporter();
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    providers.push(provider);
+    assert.ok(trace.setGlobalTracerProvider(provider), `${round} provider registered`);
+    const span = startSpan(`${round}-span`, 'internal', undefined, { 's2sp.rows': 1 });
+    assert.ok(span !== undefined, `${round}: a span while a provider is registered`);
+    span.end();
+    assert.deepEqual(
+      exporter.getFinishedSpans().map((s) => [s.name, s.attributes['s2sp.rows']]),
+      [[`${round}-span`, 1]],
+      `${round}: recorded by the provider registered now`,
+    );
+    trace.disable();
+    assert.equal(startSpan(`${round}-after`, 'internal', undefined), undefined, `${round}: disabled, no span handle`);
+  }
 });
