@@ -118,11 +118,13 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       const fetch = resolveFetch(fetchRequest, lease.body);
       noteFetch(request, format, fetch.sortedIds?.length ?? lease.body.totalRows);
       const encoding = format.kind === 'json' ? negotiateEncoding(request.headers['accept-encoding']) : undefined;
-      return await core.respond(reply, { token, body: lease.body, fetch, format, encoding, transfer: settlement });
+      await core.respond(reply, { token, body: lease.body, fetch, format, encoding, transfer: settlement });
     } catch (error) {
       await settlement.fail();
       throw error;
     }
+    // Sent at the end of this event-loop turn (turn-end.ts): fastify waits for the response.
+    return reply;
   });
 
   // Everything else under /s2sp/data/ gets our error document, and goes

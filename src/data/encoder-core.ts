@@ -17,8 +17,9 @@
  * Every strategy writes the same bytes for the same rows (test/data/ holds
  * them to it). The answer then leaves committed first when it is one small
  * buffer, else with its last bytes held until the commit (last-bytes-gate.ts),
- * through gzip or br when a JSON client asked. The fastify plugin around it
- * only routes, leases and negotiates.
+ * through gzip or br when a JSON client asked, and with the other answers of
+ * its event-loop turn, at the turn's end (turn-end.ts). The fastify
+ * plugin around it only routes, leases and negotiates.
  *
  * {@link EncoderCore.prepare} runs the same chunk encoding for a fetch that
  * has not come yet (body-preparation.ts decides when): in the pool's idle
@@ -54,7 +55,8 @@ import type { ResolvedFetch } from './fetch-request.js';
 import { COMMIT_FIRST_MAX_BYTES, ReadyParts } from './last-bytes-gate.js';
 import type { LeaseSettlement } from './lease-settlement.js';
 import type { ContentEncoding, ResponseFormat } from './negotiate.js';
-import { nextTurn, slicesOf, WritePacer } from './write-pacing.js';
+import { nextTurn, sendAtTurnEnd } from './turn-end.js';
+import { slicesOf, WritePacer } from './write-pacing.js';
 
 /**
  * Chunks with at most this many cells (rows x columns) are encoded on the
@@ -154,11 +156,13 @@ export class EncoderCore {
   }
 
   /**
-   * Encodes `plan`'s answer and sends it on `reply`. Resolves once the
-   * answer is handed to the reply; rejects, before a byte is sent, when the
-   * encoding or a commit-first commit fails (the caller releases the lease).
+   * Encodes `plan`'s answer and sends it on `reply`, with the other answers
+   * of this event-loop turn at its end (turn-end.ts): the route
+   * handler then returns `reply`. Resolves once the answer is queued;
+   * rejects, before a byte is sent, when the encoding or a commit-first
+   * commit fails (the caller releases the lease).
    */
-  async respond(reply: FastifyReply, plan: ResponsePlan): Promise<FastifyReply> {
+  async respond(reply: FastifyReply, plan: ResponsePlan): Promise<void> {
     this.#preparation?.fetching(plan.body, formOf(plan.format, plan.fetch));
     const commit = () => this.#commit(plan);
     const response = this.#inline(plan) ?? (await this.#encoded(plan, commit));
@@ -168,7 +172,7 @@ export class EncoderCore {
     // failed commit is then a clean error document), any other holds its last bytes until then.
     if (plan.encoding === undefined && Buffer.isBuffer(response) && response.byteLength <= COMMIT_FIRST_MAX_BYTES) {
       await commit();
-      return reply.send(response);
+      return sendAtTurnEnd(reply, response);
     }
     // One Buffer holds back exactly the Arrow end-of-stream marker's length: the marker itself, or
     // the last bytes of the JSON tail (always longer), so neither document is complete without them.
@@ -177,12 +181,12 @@ export class EncoderCore {
     // Sent as a stream now, which fastify gives no length: one Buffer keeps its Content-Length.
     if (plan.encoding === undefined) {
       if (Buffer.isBuffer(response)) reply.header('content-length', response.byteLength);
-      return reply.send(gated);
+      return sendAtTurnEnd(reply, gated);
     }
     reply.header('content-encoding', plan.encoding).header('vary', 'Accept, Accept-Encoding');
     const encoder = createEncoder(plan.encoding);
     pipeline(gated, encoder).catch(() => {}); // errors destroy both; the response sees the cut
-    return reply.send(encoder);
+    sendAtTurnEnd(reply, encoder);
   }
 
   /** Tells `listener` each body form prepared in think time, or stopped (for metrics). */

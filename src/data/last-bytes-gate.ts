@@ -24,7 +24,8 @@
 import { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { partsLength } from '../ipc/encode/message.js';
-import { nextTurn, slicesOf, WritePacer } from './write-pacing.js';
+import { nextTurn } from './turn-end.js';
+import { slicesOf, WritePacer } from './write-pacing.js';
 
 /** Largest one-Buffer answer committed before it is sent rather than gated (the socket takes it in one write). */
 export const COMMIT_FIRST_MAX_BYTES = 64 * 1024;

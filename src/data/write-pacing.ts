@@ -11,7 +11,8 @@
  * prepared part longer; in the mixed-load scenario those writes were most of
  * the event loop's p99 while full fetches ran (bench/analysis.md).
  *
- * The slices are views (no copy), and the turn is a `setImmediate`, not a
+ * The slices are views (no copy), and the turn is the end of the event
+ * loop's turn (turn-end.ts: after the small answers of that turn), not a
  * wait for 'drain': the bytes already sit in memory, so queuing them costs
  * nothing, and an injected response (app.inject) never emits 'drain'.
  */
@@ -28,11 +29,6 @@ export function* slicesOf(part: Uint8Array, max: number = WRITE_SLICE_BYTES): Ge
   for (let at = 0; at < part.byteLength; at += max) yield part.subarray(at, Math.min(at + max, part.byteLength));
 }
 
-/** Resolves after the event loop's next poll for I/O (other sockets' reads and writes run first). */
-export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 /**
  * Counts the bytes handed to the socket since the last turn, and says when
  * the next write must wait for one: when it would take the turn past
@@ -42,7 +38,7 @@ export function nextTurn(): Promise<void> {
 export class WritePacer {
   #sinceTurn = 0;
 
-  /** Notes a write of `bytes` about to be made; true when it must wait for {@link nextTurn} first. */
+  /** Notes a write of `bytes` about to be made; true when it must wait for the next turn first (turn-end.ts). */
   before(bytes: number): boolean {
     const due = this.#sinceTurn > 0 && this.#sinceTurn + bytes > WRITE_SLICE_BYTES;
     this.#sinceTurn = due ? bytes : this.#sinceTurn + bytes;
