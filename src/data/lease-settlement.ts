@@ -26,6 +26,7 @@ import type { FastifyReply } from 'fastify';
 import type { BodyLease } from '../cache/body-store.js';
 import { S2SPError } from '../errors.js';
 import { drainOrClose } from './last-bytes-gate.js';
+import { atTurnEnd } from './turn-end.js';
 
 /** One transfer's lease and the connection it is for. */
 export interface LeaseSettlement {
@@ -178,20 +179,13 @@ class Settlement implements LeaseSettlement {
 }
 
 /**
- * Settlements whose renewal is armed at the end of this event-loop turn.
- * A small answer is leased, written and committed within the turn its
- * request arrived in (every step a microtask), so it never needs a timer;
- * a transfer still running when the turn ends gets one then, long before
- * the first renewal is due (a third of the lease timeout).
+ * Arms `settlement`'s renewal at the end of this event-loop turn
+ * (turn-end.ts). A small answer is leased, written and committed within the
+ * turn its request arrived in (every step a microtask, the commit before the
+ * answer is queued), so it never needs a timer; a transfer still running
+ * when the turn ends gets one then, long before the first renewal is due (a
+ * third of the lease timeout).
  */
-let toArm: Settlement[] = [];
-
 function renewLater(settlement: Settlement): void {
-  if (toArm.push(settlement) === 1) setImmediate(armPending);
-}
-
-function armPending(): void {
-  const batch = toArm;
-  toArm = [];
-  for (const settlement of batch) settlement.armRenewal();
+  atTurnEnd(() => settlement.armRenewal());
 }

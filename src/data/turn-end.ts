@@ -18,15 +18,17 @@
  *
  * A large answer's next slice waits for the end of the turn too, after
  * the answers: a small answer never queues behind a mebibyte of someone
- * else's. An answer waits at most for the rest of its turn; with one
+ * else's. So does arming the renewal of a lease still held then
+ * (lease-settlement.ts). An answer waits at most for the rest of its turn; with one
  * request in the turn, for nothing. One queue per thread, as the event
  * loop is.
  */
 import type { FastifyReply } from 'fastify';
 
-let replies: FastifyReply[] = [];
-let payloads: unknown[] = [];
-let waiters: (() => void)[] = [];
+/** The answers queued this turn, in order. */
+let answers: { readonly reply: FastifyReply; readonly payload: unknown }[] = [];
+/** What runs once they went out: the next slices of large answers, the lease renewals to arm. */
+let after: (() => void)[] = [];
 let scheduled = false;
 
 /**
@@ -35,17 +37,19 @@ let scheduled = false;
  * handler (fastify then waits for the response to end).
  */
 export function sendAtTurnEnd(reply: FastifyReply, payload: unknown): void {
-  replies.push(reply);
-  payloads.push(payload);
+  answers.push({ reply, payload });
+  schedule();
+}
+
+/** Runs `callback` at the end of this turn, after its answers went out. */
+export function atTurnEnd(callback: () => void): void {
+  after.push(callback);
   schedule();
 }
 
 /** Resolves at the end of this turn, after its answers went out: a large answer's next slice waits here. */
 export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => {
-    waiters.push(resolve);
-    schedule();
-  });
+  return new Promise((resolve) => atTurnEnd(resolve));
 }
 
 function schedule(): void {
@@ -56,22 +60,19 @@ function schedule(): void {
 
 function turnEnd(): void {
   scheduled = false;
-  const sending = replies;
-  const sent = payloads;
-  const waking = waiters;
-  replies = [];
-  payloads = [];
-  waiters = [];
-  for (let i = 0; i < sending.length; i++) {
-    const reply = sending[i]!;
+  const sending = answers;
+  const then = after;
+  answers = [];
+  after = [];
+  for (const { reply, payload } of sending) {
     try {
-      reply.send(sent[i]);
+      reply.send(payload);
     } catch (error) {
       // Nothing is left to answer with: the client sees a cut transfer, and the others still go.
       reply.log.error({ err: error }, 'data plane failure');
       reply.raw.destroy();
     }
   }
-  // Their continuations run as microtasks once this callback returns: after every answer above.
-  for (const wake of waking) wake();
+  // A waiting slice's continuation runs as a microtask once this callback returns: after every answer above.
+  for (const callback of then) callback();
 }
