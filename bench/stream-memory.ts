@@ -8,9 +8,10 @@
  * `collect`: the store lacks putBatches, so the batches are gathered into a
  * Table first (what streaming avoids). `rows`: the consumer handler takes
  * merged rows instead of batches. `live`: a full collection before each
- * sample while consuming, so the consumer's figures count what it still
- * holds, not garbage the collector has yet to take (Node 24's V8 leaves
- * 90-145 MB of consumed batches' buffers for later; Node 20 about 90-100).
+ * sample, caching and consuming, so the figures count what the cache and
+ * the consumer still hold, not garbage the collector has yet to take
+ * (Node 24's V8 leaves 90-145 MB of consumed batches' buffers for later;
+ * Node 20 about 90-100; of the produced batches already cached, 50-160 MB).
  * test/hardening/stream-memory.test.ts runs it at 200 MB with `live` and
  * asserts the bounds; native-notes.md has the figures.
  */
@@ -60,6 +61,7 @@ async function* produce(): AsyncGenerator<RecordBatch> {
       b[i] = (start + i) * 0.5;
     }
     yield* tableFromArrays({ a, b }).batches;
+    if (live) gc?.();
     sample();
   }
 }

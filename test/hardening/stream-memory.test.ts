@@ -27,9 +27,10 @@ interface Report {
 const MB = 1e6;
 
 test('200 MB of batches: cached near their size, consumed as batches without rows or the whole body', { timeout: 300_000 }, async (t) => {
-  // `live`: the consumer's figures are taken after a full collection, so they count what it holds.
-  // Without it they also count consumed batches the collector has not taken yet: 90-100 MB on
-  // Node 20, 125-145 MB on Node 24, whose V8 collects array buffers later (that made this flaky).
+  // `live`: every figure is taken after a full collection, so it counts what the cache and the
+  // consumer hold. Without it they also count batches the collector has not taken yet: consumed
+  // ones 90-100 MB on Node 20, 125-145 MB on Node 24, whose V8 collects array buffers later, and
+  // produced ones already cached 50-161 MB (each made the test fail now and then).
   const { stdout } = await run(process.execPath, ['--expose-gc', PROBE, '200', 'live'], { maxBuffer: 1024 * 1024 });
   const report = JSON.parse(stdout.trim().split('\n').at(-1) as string) as Report;
   const mb = (n: number) => `${(n / MB).toFixed(0)} MB`;
@@ -40,10 +41,10 @@ test('200 MB of batches: cached near their size, consumed as batches without row
   assert.equal(report.totalRows, 12_500_000);
   assert.equal(report.consumedRows, report.totalRows);
   assert.ok(report.sumOk, 'every value arrived');
-  // Beyond the cached bytes: batches waiting for the collector (measured 50-95 MB). Gathering
-  // the batches first would add a whole second copy (measured: RSS +498 MB, 2.0x).
+  // Beyond the cached bytes: the batch being cached (measured -2 to 14 MB over, Node 22 and 24).
+  // Gathering the batches first adds a whole second copy (measured: 254-267 MB over).
   const overhead = report.cache.peakRssGrowth - report.cachedBytes;
-  assert.ok(overhead < report.cachedBytes * 0.6, `caching grew RSS by ${mb(report.cache.peakRssGrowth)}, ${mb(overhead)} over the cached size`);
+  assert.ok(overhead < report.cachedBytes / 4, `caching grew RSS by ${mb(report.cache.peakRssGrowth)}, ${mb(overhead)} over the cached size`);
   // Rows as objects would take several times the body in heap (measured: 300 MB of heap for a 62 MB body).
   assert.ok(report.consume.peakHeapGrowth < 64 * MB, `consuming grew the heap by ${mb(report.consume.peakHeapGrowth)}`);
   // A streaming consumer holds a few batches (~1.3 MB each) and socket buffers: measured 5 MB on Node 20
