@@ -13,7 +13,7 @@
  * dropped transfer never consumes the token, and a transfer whose commit
  * fails is cut.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Registry } from 'prom-client';
 import { isWellFormedToken } from '../protocol/token.js';
 import { S2SPError } from '../errors.js';
@@ -105,7 +105,7 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
   }
   const routeOptions = withFetchSpans({ logSerializers: dataPlaneLogSerializers, bodyLimit, ...metrics?.fetchHooks(support) });
 
-  app.post<{ Params: { token: string } }>(DATA_ROUTE, routeOptions, async (request, reply) => {
+  const answer = async (request: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply): Promise<void> => {
     const fetchRequest = parseFetchRequest(request.body);
     const format = negotiateFormat(request.headers.accept, support);
     const token = request.params.token;
@@ -123,8 +123,15 @@ export const s2spDataPlane: FastifyPluginAsync<DataPlaneOptions> = async (app, o
       await settlement.fail();
       throw error;
     }
-    // Sent at the end of this event-loop turn (turn-end.ts): fastify waits for the response.
-    return reply;
+  };
+  // A plain handler, not an async one: the answer goes out at the end of the event-loop turn
+  // (turn-end.ts), and an async handler would have to return `reply`, whose promise then adopts it
+  // as a thenable: fastify's reply.then watches the response with a stream-finished listener set,
+  // on every fetch. Without a return value fastify waits for reply.send; a failure before the
+  // answer was queued goes to the error handler the same way.
+  app.post<{ Params: { token: string } }>(DATA_ROUTE, routeOptions, (request, reply) => {
+    // fastify's reply.send takes only an Error for the error handler; anything else thrown is an internal error.
+    answer(request, reply).catch((error: unknown) => reply.send(error instanceof Error ? error : errorForReply(error)));
   });
 
   // Everything else under /s2sp/data/ gets our error document, and goes

@@ -158,7 +158,7 @@ export class EncoderCore {
   /**
    * Encodes `plan`'s answer and sends it on `reply`, with the other answers
    * of this event-loop turn at its end (turn-end.ts): the route
-   * handler then returns `reply`. Resolves once the answer is queued;
+   * handler must not answer itself. Resolves once the answer is queued;
    * rejects, before a byte is sent, when the encoding or a commit-first
    * commit fails (the caller releases the lease).
    */

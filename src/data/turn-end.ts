@@ -33,8 +33,8 @@ let scheduled = false;
 
 /**
  * Sends `payload` on `reply` once the I/O callbacks of this turn have run,
- * in the order the answers were queued. Return `reply` from the route
- * handler (fastify then waits for the response to end).
+ * in the order the answers were queued. The route handler returns
+ * nothing and fastify waits for the send (data-plane-plugin.ts).
  */
 export function sendAtTurnEnd(reply: FastifyReply, payload: unknown): void {
   answers.push({ reply, payload });
