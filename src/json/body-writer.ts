@@ -7,23 +7,20 @@
  * one giant buffer or string (V8 strings stop near 512 MiB).
  */
 import type { Table } from 'apache-arrow';
-import { JSON_BODY_OPEN, JSON_ROW_SEPARATOR, jsonBodyClose } from '../protocol/json-body-bytes.js';
+import { JSON_BODY_OPEN, jsonBodyClose } from '../protocol/json-body-bytes.js';
 import { ByteWriter } from './byte-writer.js';
-import { CLOSE_BRACE, CLOSE_BRACKET, COMMA, OPEN_BRACKET } from './bytes.js';
-import { jsonWriter } from './column-codec.js';
-import type { JsonWriter } from './json-codec.js';
+import { CellTexts } from './cell-texts.js';
+import { columnTexts } from './column-texts.js';
+import { arrayRowLayout, objectRowLayout, writeRows, type RowLayout } from './json-rows.js';
 
 /** Default size of one JSON chunk, in bytes. */
 export const DEFAULT_JSON_CHUNK_BYTES = 64 * 1024;
 
-const encoder = new TextEncoder();
-
-/** How a row is written: what opens it, what precedes each value, what closes it. */
-interface RowLayout {
-  readonly open: Uint8Array | undefined;
-  readonly before: readonly Uint8Array[];
-  readonly close: number;
-}
+/**
+ * Rows per run: the texts of a run's cells are written a column at a time,
+ * then its rows (cell-texts.ts). A run's texts stay within a core's cache.
+ */
+const RUN_ROWS = 512;
 
 /**
  * Yields the rows of `table` as JSON bytes, `{"_row_id":0,...}` each,
@@ -31,33 +28,28 @@ interface RowLayout {
  * of about `chunkBytes` (Infinity: one chunk).
  */
 export function jsonRowBytes(table: Table, chunkBytes = DEFAULT_JSON_CHUNK_BYTES): Generator<Uint8Array> {
-  const fields = table.schema.fields;
-  // `{"_row_id":` opens a row, `,"name":` precedes every other value.
-  const before = fields.map((f, c) => encoder.encode((c === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
-  return rowBytes(table, chunkBytes, { open: fields.length === 0 ? encoder.encode('{') : undefined, before, close: CLOSE_BRACE });
+  return rowBytes(table, chunkBytes, objectRowLayout(table.schema.fields.map((f) => f.name)));
 }
 
-function* rowBytes(table: Table, chunkBytes: number, { open, before, close }: RowLayout): Generator<Uint8Array> {
+function* rowBytes(table: Table, chunkBytes: number, layout: RowLayout): Generator<Uint8Array> {
   const fields = table.schema.fields;
-  const width = fields.length;
-  const w = new ByteWriter(Number.isFinite(chunkBytes) ? chunkBytes + 4096 : table.numRows * 16 * Math.max(1, width));
+  const w = new ByteWriter(Number.isFinite(chunkBytes) ? chunkBytes + 4096 : table.numRows * 16 * Math.max(1, fields.length));
+  const columns = fields.map(() => new CellTexts(RUN_ROWS));
   let first = true;
   for (const batch of table.batches) {
     // An empty table from arrow-js may hold Vectors where Data belongs; nothing to write anyway.
     if (batch.numRows === 0) continue;
-    const writers: JsonWriter[] = fields.map((f, c) => jsonWriter(f, batch.data.children[c], true));
-    for (let i = 0; i < batch.numRows; i++) {
-      w.ensure(1);
-      if (!first) w.buf[w.pos++] = JSON_ROW_SEPARATOR;
-      first = false;
-      if (open !== undefined) w.bytes(open);
-      for (let c = 0; c < width; c++) {
-        w.bytes(before[c]);
-        writers[c](w, i);
+    const texts = fields.map((f, c) => columnTexts(f, [batch.data.children[c]]));
+    for (let from = 0; from < batch.numRows; from += RUN_ROWS) {
+      const rows = Math.min(RUN_ROWS, batch.numRows - from);
+      columns.forEach((column, c) => {
+        column.clear(rows);
+        texts[c](null, from, from + rows, column);
+      });
+      for (let k = 0; k < rows; first = false) {
+        k = writeRows(w, layout, columns, k, rows, first, chunkBytes);
+        if (w.pos >= chunkBytes) yield w.take();
       }
-      w.ensure(1);
-      w.buf[w.pos++] = close;
-      if (w.pos >= chunkBytes) yield w.take();
     }
   }
   if (w.pos > 0) yield w.take(0);
@@ -69,11 +61,6 @@ export function jsonRowFragment(table: Table): Uint8Array {
   return parts.length === 0 ? new Uint8Array(0) : parts[0];
 }
 
-// What the value arrays of jsonArrayRowFragment are made of.
-const NOTHING = new Uint8Array(0);
-const VALUE_SEPARATOR = Uint8Array.of(COMMA);
-const ARRAY_OPEN = Uint8Array.of(OPEN_BRACKET);
-
 /**
  * The rows of `table` as one JSON fragment of value arrays, `[0,2.0,"x"]`
  * each, in column order, comma-separated (no brackets around the list): the
@@ -81,8 +68,7 @@ const ARRAY_OPEN = Uint8Array.of(OPEN_BRACKET);
  * {@link jsonRowBytes} writes it.
  */
 export function jsonArrayRowFragment(table: Table): Uint8Array {
-  const before = table.schema.fields.map((_, c) => (c === 0 ? NOTHING : VALUE_SEPARATOR));
-  const parts = [...rowBytes(table, Number.POSITIVE_INFINITY, { open: ARRAY_OPEN, before, close: CLOSE_BRACKET })];
+  const parts = [...rowBytes(table, Number.POSITIVE_INFINITY, arrayRowLayout(table.schema.fields.length))];
   return parts.length === 0 ? new Uint8Array(0) : parts[0];
 }
 

@@ -23,13 +23,19 @@ const VIEW_INLINE = 12;
 /** Whether element `i` is valid, or undefined when every element is. */
 export function validity(data: Data): ((i: number) => boolean) | undefined {
   if (data.typeId === Type.Null) return () => false;
-  const bitmap = data.nullBitmap;
-  if (!bitmap || bitmap.length === 0 || data.nullCount === 0) return undefined;
+  const bitmap = validityBits(data);
+  if (bitmap === null) return undefined;
   const offset = data.offset;
   return (i) => {
     const bit = offset + i;
     return (bitmap[bit >> 3] & (1 << (bit & 7))) !== 0;
   };
+}
+
+/** The validity bitmap of `data` (bit `data.offset + i` for element i), or null when every element is valid. */
+export function validityBits(data: Data): Uint8Array | null {
+  const bitmap = data.nullBitmap;
+  return !bitmap || bitmap.length === 0 || data.nullCount === 0 ? null : bitmap;
 }
 
 /**

@@ -16,7 +16,7 @@ import { Type, type Data, type Field } from 'apache-arrow';
 import { S2SPError } from '../errors.js';
 import { NULL_BYTES } from './bytes.js';
 import { validity } from './column-access.js';
-import type { CodecMaker, JsonCodec, JsonWriter, ValueReader } from './json-codec.js';
+import type { CodecMaker, JsonCodec, ValueReader } from './json-codec.js';
 import { dictionaryCodec, fixedSizeListCodec, listCodec, mapCodec, structCodec, unionCodec } from './nested.js';
 import { boolCodec, decimalCodec, floatCodec, intCodec } from './numbers.js';
 import { dateCodec, durationCodec, intervalCodec, timeCodec, timestampCodec } from './temporal.js';
@@ -55,13 +55,13 @@ const NULL_CODEC: JsonCodec = { write: (w) => w.bytes(NULL_BYTES), read: () => n
  * `null` both ways.
  * @throws S2SPError `S2SP_ERR_TABLE_UNSUPPORTED_TYPE` for a type JSON cannot carry exactly
  */
-export function columnCodec(field: Field, data: Data, wholeChunk = false): JsonCodec {
+export function columnCodec(field: Field, data: Data): JsonCodec {
   if (data.typeId === Type.Null) return NULL_CODEC;
   const make = MAKERS[data.typeId];
   if (make === undefined) {
     throw new S2SPError('S2SP_ERR_TABLE_UNSUPPORTED_TYPE', { problem: 'unsupportedType', column: field.name, type: String(field.type) });
   }
-  const codec = make(field, data, columnCodec, wholeChunk);
+  const codec = make(field, data, columnCodec);
   const valid = validity(data);
   if (valid === undefined) return codec;
   const { write, read } = codec;
@@ -69,11 +69,6 @@ export function columnCodec(field: Field, data: Data, wholeChunk = false): JsonC
     write: (w, i) => (valid(i) ? write(w, i) : w.bytes(NULL_BYTES)),
     read: (i) => (valid(i) ? read(i) : null),
   };
-}
-
-/** A JSON writer for `data`, the chunk of `field` in one batch; `wholeChunk` when every element will be written, in order. */
-export function jsonWriter(field: Field, data: Data, wholeChunk = false): JsonWriter {
-  return columnCodec(field, data, wholeChunk).write;
 }
 
 /** A JS-value reader for `data`, the chunk of `field` in one batch. */

@@ -11,8 +11,8 @@
  * does), and a whole value keeps a fraction (`2.0`, `-0.0`), so a reader that
  * types numbers by their text (Python's `json`) still sees a float.
  *
- * A whole Float64 column's texts, and a small selection's float cells
- * (selected-float-texts.ts), come at once from the float-text addon
+ * The texts of a run of floats (a column's cells, cell-texts.ts) come at
+ * once from the float-text addon
  * (src/native/float-text.cc, built at install when a C++ compiler is there):
  * the same bytes, at a fraction of the cost, which is most of a full JSON
  * fetch's (native-notes.md, "Float text"). Without the addon, or with
@@ -56,7 +56,7 @@ export function finiteFloatText(v: number): string {
 
 /** The addon's one function: see float-text.cc. */
 interface FloatTextAddon {
-  floatColumnText(values: Float64Array, text: Uint8Array, ends: Uint32Array): number;
+  formatFloats(values: Float64Array, from: number, to: number, text: Uint8Array, at: number, ends: Uint32Array, endAt: number): number;
 }
 
 /** The longest text of one double: "-0.00000" and 17 digits. */
@@ -85,7 +85,7 @@ function loadedAddon(): FloatTextAddon | null {
   return addon;
 }
 
-/** True when the addon is loaded, so {@link floatColumnText} prepares texts. */
+/** True when the addon is loaded, so {@link formatFloatsAt} formats. */
 export function floatTextAddonLoaded(): boolean {
   return loadedAddon() !== null;
 }
@@ -98,19 +98,22 @@ export function floatColumnText(values: Float64Array): FloatColumnText | undefin
   if (loadedAddon() === null) return undefined;
   const text = Buffer.allocUnsafe(values.length * MAX_TEXT_BYTES);
   const ends = new Uint32Array(values.length);
-  formatFloatsInto(values, text, ends);
+  formatFloatsAt(values, 0, values.length, text, 0, ends, 0);
   return { text, ends };
 }
 
 /**
- * Writes the texts of `values` into `text` and `ends` as {@link floatColumnText}
- * lays them out (`text` holds {@link MAX_TEXT_BYTES} a value, `ends` one slot
- * a value); false without the addon, when nothing is written.
+ * Writes the texts of `values[from..to)` into `text` from byte `at` (which
+ * has {@link MAX_TEXT_BYTES} of room a value), the end of value i's text at
+ * `ends[endAt + i - from]`, as a position in `text`. Returns how many of the
+ * values are not finite (their texts are empty: the caller writes their
+ * names), or -1 without the addon, when nothing is written.
  * @throws S2SPError `S2SP_ERR_INTERNAL_INVARIANT` should the addon refuse its arguments
  */
-export function formatFloatsInto(values: Float64Array, text: Uint8Array, ends: Uint32Array): boolean {
+export function formatFloatsAt(values: Float64Array, from: number, to: number, text: Uint8Array, at: number, ends: Uint32Array, endAt: number): number {
   const native = loadedAddon();
-  if (native === null) return false;
-  if (native.floatColumnText(values, text, ends) < 0) throw new S2SPError('S2SP_ERR_INTERNAL_INVARIANT', { problem: 'floatText' });
-  return true;
+  if (native === null) return -1;
+  const nonFinite = native.formatFloats(values, from, to, text, at, ends, endAt);
+  if (nonFinite < 0) throw new S2SPError('S2SP_ERR_INTERNAL_INVARIANT', { problem: 'floatText' });
+  return nonFinite;
 }

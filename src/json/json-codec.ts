@@ -20,9 +20,5 @@ export interface JsonCodec {
 /** The codec of a chunk of a field. */
 export type CodecOf = (field: Field, data: Data) => JsonCodec;
 
-/**
- * Makes the codec of a chunk; nested types get `codecOf` for their children.
- * `wholeChunk`: every element will be written, in order, so a codec may
- * prepare them all at once.
- */
-export type CodecMaker = (field: Field, data: Data, codecOf: CodecOf, wholeChunk: boolean) => JsonCodec;
+/** Makes the codec of a chunk; nested types get `codecOf` for their children. */
+export type CodecMaker = (field: Field, data: Data, codecOf: CodecOf) => JsonCodec;

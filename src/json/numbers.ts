@@ -11,7 +11,7 @@ import { FALSE_BYTES, TRUE_BYTES } from './bytes.js';
 import { int64Numbers, int64Values } from './column-access.js';
 import type { JsonCodec } from './json-codec.js';
 import { decimalText } from './decimal-text.js';
-import { finiteFloatText, float16ToNumber, floatColumnText, nonFiniteName } from './float-text.js';
+import { finiteFloatText, float16ToNumber, nonFiniteName } from './float-text.js';
 
 const DOT_ZERO = Buffer.from('.0');
 
@@ -32,24 +32,12 @@ export function intCodec(_field: unknown, data: Data): JsonCodec {
   return { write: (w, i) => w.integer(values[i]), read: (i) => values[i] };
 }
 
-export function floatCodec(_field: unknown, data: Data, _codecOf: unknown, wholeChunk: boolean): JsonCodec {
+export function floatCodec(_field: unknown, data: Data): JsonCodec {
   const values = data.values as ArrayLike<number>;
   if ((data.type as Float).precision === Precision.HALF) {
     return { write: (w, i) => writeFloat(w, float16ToNumber(values[i])), read: (i) => floatValue(float16ToNumber(values[i])) };
   }
-  const read = (i: number): number | string => floatValue(values[i]);
-  // A whole Float64 chunk: every text at once, from the addon when it is built.
-  const prepared = wholeChunk && values instanceof Float64Array ? floatColumnText(values.subarray(0, data.length)) : undefined;
-  if (prepared === undefined) return { write: (w, i) => writeFloat(w, values[i]), read };
-  const { text, ends } = prepared;
-  return {
-    write: (w, i) => {
-      const start = i === 0 ? 0 : ends[i - 1];
-      if (start === ends[i]) w.quotedAscii(nonFiniteName(values[i])!);
-      else w.bytes(text, start, ends[i]);
-    },
-    read,
-  };
+  return { write: (w, i) => writeFloat(w, values[i]), read: (i) => floatValue(values[i]) };
 }
 
 export function boolCodec(_field: unknown, data: Data): JsonCodec {

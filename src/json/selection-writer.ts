@@ -1,18 +1,16 @@
 /**
  * The whole JSON document (SPEC 3.2) of a small selection, written straight
  * from the body's column buffers into one Buffer: no gathered batch, no
- * Table, no stream. The bytes equal what the chunked path writes (the same
- * per-column writers over the same values, float cells through the same
- * formatter, a selection at a time: selected-float-texts.ts;
- * test/data/encoder-core.test.ts).
+ * Table, no stream. Each column's cells are written first, by the column's
+ * codec (cell-texts.ts), then the rows (json-rows.ts), as the chunked path
+ * writes them; the bytes are the same (test/data/encoder-core.test.ts).
  */
-import { JSON_BODY_OPEN, JSON_ROW_SEPARATOR, jsonBodyCloseParts } from '../protocol/json-body-bytes.js';
-import { preloadCells } from '../table/preload-cells.js';
+import { JSON_BODY_OPEN, jsonBodyCloseParts } from '../protocol/json-body-bytes.js';
 import { locateRows, type SelectionPlan } from '../table/selection-plan.js';
 import { ByteWriter } from './byte-writer.js';
-import { CLOSE_BRACE } from './bytes.js';
-import type { JsonWriter } from './json-codec.js';
-import { hasSelectedFloat, selectedFloatTexts, writeSelectedFloat } from './selected-float-texts.js';
+import { CellTexts } from './cell-texts.js';
+import { writeRows } from './json-rows.js';
+import { integerTexts } from './column-texts.js';
 const CLOSE_MEMO = 'json:close';
 
 /**
@@ -27,6 +25,14 @@ const SLAB_BYTES = 64 * 1024;
 const SLAB_MIN_ROOM = 8 * 1024;
 const slab = new ByteWriter(SLAB_BYTES);
 
+/** Cell texts of the response columns, shared by every call (a selection never yields while it writes). */
+const scratch: CellTexts[] = [];
+/** The first `width` of them, per width. */
+const scratchOfWidth: CellTexts[][] = [];
+/** Texts kept between calls at most: one larger answer's are let go. */
+const SCRATCH_KEEP_CELLS = 64 * 1024;
+const SCRATCH_KEEP_BYTES = 1024 * 1024;
+
 /**
  * The JSON document of rows `ids` (ascending, unique positions in the body)
  * of `plan`'s projection.
@@ -36,43 +42,38 @@ export function selectionJson(plan: SelectionPlan, ids: ArrayLike<number>): Buff
   // A writer grown past the slab size by a large answer is not kept for the next ones either.
   if (w.buf.byteLength - w.pos < SLAB_MIN_ROOM || w.buf.byteLength > SLAB_BYTES) w.take(SLAB_BYTES);
   const begin = w.pos;
+  const n = ids.length;
+  const columns = cellTexts(plan.fields.length, n);
   try {
-    w.bytes(JSON_BODY_OPEN);
-    const n = ids.length;
     const at = locateRows(plan, ids);
-    preloadCells(plan, at, n);
-    const floats = selectedFloatTexts(plan, at, n);
-    const { batchAt, rowAt } = at;
-    const keys = plan.jsonKeys;
-    const width = keys.length;
-    let b = -1;
-    let writers: readonly JsonWriter[] = [];
-    for (let k = 0; k < n; k++) {
-      if (batchAt[k] !== b) writers = plan.writersOf((b = batchAt[k]));
-      const i = rowAt[k];
-      w.ensure(1);
-      if (k > 0) w.buf[w.pos++] = JSON_ROW_SEPARATOR;
-      // `_row_id` is the row's position (with-row-ids.ts): written from the id, not loaded from the body.
-      w.bytes(keys[0]);
-      w.integer(ids[k]);
-      for (let c = 1; c < width; c++) {
-        w.bytes(keys[c]);
-        if (hasSelectedFloat(floats, c)) writeSelectedFloat(w, floats, c, k, b, i);
-        else writers[c](w, i);
-      }
-      w.ensure(1);
-      w.buf[w.pos++] = CLOSE_BRACE;
-    }
+    // `_row_id` is the row's position (with-row-ids.ts): written from the ids, not loaded from the body.
+    integerTexts(ids, 0, n, columns[0]);
+    for (let c = 1; c < columns.length; c++) plan.textsOf(c)(at, 0, n, columns[c]);
+    w.bytes(JSON_BODY_OPEN);
+    writeRows(w, plan.jsonRow, columns, 0, n, true);
     const close = closeOf(plan);
     w.bytes(close.head);
-    w.integer(ids.length);
+    w.integer(n);
     w.bytes(close.tail);
   } catch (error) {
     w.pos = begin; // a failed answer leaves nothing behind
     throw error;
+  } finally {
+    for (const column of columns) column.shrink(SCRATCH_KEEP_CELLS, SCRATCH_KEEP_BYTES);
   }
   // ensure() may have moved the writer to a larger buffer mid-answer: it copied the answer's start along.
   return Buffer.from(w.buf.buffer, w.buf.byteOffset + begin, w.pos - begin);
+}
+
+/** `width` cell texts, cleared for `n` cells each. */
+function cellTexts(width: number, n: number): readonly CellTexts[] {
+  let columns = scratchOfWidth[width];
+  if (columns === undefined) {
+    while (scratch.length < width) scratch.push(new CellTexts());
+    scratchOfWidth[width] = columns = scratch.slice(0, width);
+  }
+  for (const column of columns) column.clear(n);
+  return columns;
 }
 
 /** The document's closing around its row count, as bytes kept per projection (the same for every answer of it). */

@@ -66,7 +66,7 @@ function textReader(data: Data): (i: number) => string {
  * copied as is (JSON allows raw UTF-8); only quote, backslash and control
  * characters are escaped, as `JSON.stringify` escapes them.
  */
-function writeJsonString(w: ByteWriter, src: Uint8Array, start: number, end: number): void {
+export function writeJsonString(w: ByteWriter, src: Uint8Array, start: number, end: number): void {
   w.ensure((end - start) * 6 + 2);
   const buf = w.buf;
   let pos = w.pos;

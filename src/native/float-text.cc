@@ -1,4 +1,4 @@
-// The JSON text of a whole Float64 column in one call: for each finite value,
+// The JSON texts of a run of Float64 values in one call: for each finite value,
 // the shortest digits that read back as the same double (C++17's
 // std::to_chars), laid out as ECMAScript's Number::toString lays them out,
 // plus ".0" on a whole value (src/json float text). Non-finite values get no
@@ -93,38 +93,49 @@ bool TypedArrayOf(napi_env env, napi_value value, napi_typedarray_type want, siz
   return type == want;
 }
 
-// floatColumnText(values: Float64Array, text: Uint8Array, ends: Uint32Array): number
-// Writes the texts one after another into `text`, the end of value i's text
-// at ends[i]; returns the bytes written, or -1 when the arguments do not fit
-// (wrong types, `ends` shorter than `values`, `text` under 25 bytes a value).
-napi_value FloatColumnText(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
+bool Index(napi_env env, napi_value value, uint32_t* out) { return napi_get_value_uint32(env, value, out) == napi_ok; }
+
+// formatFloats(values: Float64Array, from, to, text: Uint8Array, at, ends: Uint32Array, endAt): number
+// Writes the texts of values[from..to) one after another into `text` from
+// byte `at`, the end of value i's text at ends[endAt + i - from] (a position
+// in `text`); returns how many of the values are not finite (their texts are
+// empty), or -1 when the arguments do not fit (wrong types, a range outside
+// `values` or `ends`, under 25 bytes of `text` a value). Offsets instead of
+// subarrays: a typed array made per call cost more than the formatting of a
+// small selection's values (bench/analysis.md).
+napi_value FormatFloats(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value argv[7];
   napi_value result;
-  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 3) return nullptr;
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 7) return nullptr;
   size_t count, capacity, slots;
   void *values, *text, *ends;
-  if (!TypedArrayOf(env, argv[0], napi_float64_array, &count, &values) || !TypedArrayOf(env, argv[1], napi_uint8_array, &capacity, &text) ||
-      !TypedArrayOf(env, argv[2], napi_uint32_array, &slots, &ends) || slots < count || capacity / kMaxText < count || capacity > UINT32_MAX) {
+  uint32_t from, to, at, end_at;
+  if (!TypedArrayOf(env, argv[0], napi_float64_array, &count, &values) || !Index(env, argv[1], &from) || !Index(env, argv[2], &to) ||
+      !TypedArrayOf(env, argv[3], napi_uint8_array, &capacity, &text) || !Index(env, argv[4], &at) ||
+      !TypedArrayOf(env, argv[5], napi_uint32_array, &slots, &ends) || !Index(env, argv[6], &end_at) || from > to || to > count ||
+      end_at > slots || slots - end_at < to - from || at > capacity || (capacity - at) / kMaxText < to - from || capacity > UINT32_MAX) {
     napi_create_int32(env, -1, &result);
     return result;
   }
   const double* in = static_cast<const double*>(values);
   char* out = static_cast<char*>(text);
-  uint32_t* end = static_cast<uint32_t*>(ends);
-  size_t at = 0;
-  for (size_t i = 0; i < count; ++i) {
-    if (std::isfinite(in[i])) at += WriteFinite(in[i], out + at);
-    end[i] = static_cast<uint32_t>(at);
+  uint32_t* end = static_cast<uint32_t*>(ends) + end_at;
+  size_t pos = at;
+  int32_t non_finite = 0;
+  for (uint32_t i = from; i < to; ++i) {
+    if (std::isfinite(in[i])) pos += WriteFinite(in[i], out + pos);
+    else ++non_finite;
+    *end++ = static_cast<uint32_t>(pos);
   }
-  napi_create_double(env, static_cast<double>(at), &result);
+  napi_create_int32(env, non_finite, &result);
   return result;
 }
 
 napi_value Init(napi_env env, napi_value exports) {
   napi_value fn;
-  napi_create_function(env, "floatColumnText", NAPI_AUTO_LENGTH, FloatColumnText, nullptr, &fn);
-  napi_set_named_property(env, exports, "floatColumnText", fn);
+  napi_create_function(env, "formatFloats", NAPI_AUTO_LENGTH, FormatFloats, nullptr, &fn);
+  napi_set_named_property(env, exports, "formatFloats", fn);
   return exports;
 }
 

@@ -1,9 +1,7 @@
 /**
  * Where a flat column's cells sit in a body's stored batches, worked out
- * once per selection plan: the writers that copy a few scattered rows
- * (selection-stream.ts) and the loads that bring them into cache first
- * (preload-cells.ts) read the same buffers, so they share one description
- * of them.
+ * once per selection plan, for the Arrow writer that copies a few scattered
+ * rows (selection-stream.ts).
  *
  * Flat layouts are the ones take-rows gathers (canTakeField): fixed-width
  * values, Bool, Utf8, Binary, Null. Any other column has no flat layout.

@@ -1,8 +1,8 @@
 /**
  * What every small response of one body and one projection shares, worked
  * out once and kept: the response fields and where they sit in the body,
- * where each stored batch starts, the JSON key bytes, and (lazily, per
- * stored batch) the column chunks and their JSON writers. A small request
+ * where each stored batch starts, the JSON row layout, and (lazily, per
+ * stored batch) the column chunks, and the JSON texts writer of each column. A small request
  * then only locates its rows and copies their values; building arrow-js
  * Schemas, RecordBatches and visitors per request cost more than the copy
  * (bench/small-requests, profiled).
@@ -11,8 +11,8 @@
  */
 import type { Data, Field, Table } from 'apache-arrow';
 import { ROW_ID } from '../protocol/row-id.js';
-import { jsonWriter } from '../json/column-codec.js';
-import type { JsonWriter } from '../json/json-codec.js';
+import { columnTexts, type ColumnTexts, type RowLocations } from '../json/column-texts.js';
+import { objectRowLayout, type RowLayout } from '../json/json-rows.js';
 
 /** A body seen through one projection. */
 export interface SelectionPlan {
@@ -23,12 +23,12 @@ export interface SelectionPlan {
   readonly indices: readonly number[];
   /** Row position of every stored batch, and the row count at the end. */
   readonly starts: Int32Array;
-  /** `{"_row_id":` for the first field, `,"name":` for the others (JSON keys as jsonRowBytes writes them). */
-  readonly jsonKeys: readonly Uint8Array[];
+  /** A JSON row: `{"_row_id":` before the first field, `,"name":` before the others (as jsonRowBytes writes them). */
+  readonly jsonRow: RowLayout;
   /** The response field chunks of stored batch `b`. */
   columnsOf(b: number): readonly Data[];
-  /** The JSON writers of the response fields over stored batch `b`. */
-  writersOf(b: number): readonly JsonWriter[];
+  /** The JSON texts writer of response field `c`, over every stored batch. */
+  textsOf(c: number): ColumnTexts;
   /** Per-plan memo for encoders (e.g. the Arrow schema message), keyed by the encoder. */
   readonly memo: Map<string, unknown>;
 }
@@ -37,7 +37,6 @@ export interface SelectionPlan {
 const MAX_PLANS_PER_BODY = 32;
 
 const plansByBody = new WeakMap<Table, Map<string, SelectionPlan>>();
-const encoder = new TextEncoder();
 
 /**
  * The plan of `body` projected to `columns` (as projectColumns orders them:
@@ -66,27 +65,26 @@ function newPlan(body: Table, columns: readonly string[] | undefined): Selection
   const fields = indices.map((i) => all[i]);
   const starts = new Int32Array(body.batches.length + 1);
   body.batches.forEach((batch, b) => (starts[b + 1] = starts[b] + batch.numRows));
-  const jsonKeys = fields.map((f, c) => encoder.encode((c === 0 ? '{' : ',') + JSON.stringify(f.name) + ':'));
   const columnsByBatch: Array<readonly Data[] | undefined> = [];
-  const writersByBatch: Array<readonly JsonWriter[] | undefined> = [];
+  const textsByField: Array<ColumnTexts | undefined> = [];
   const columnsOf = (b: number): readonly Data[] => (columnsByBatch[b] ??= indices.map((i) => body.batches[b].data.children[i]));
   return {
     body,
     fields,
     indices,
     starts,
-    jsonKeys,
+    jsonRow: objectRowLayout(fields.map((f) => f.name)),
     columnsOf,
-    writersOf: (b) => (writersByBatch[b] ??= columnsOf(b).map((data, c) => jsonWriter(fields[c], data))),
+    textsOf: (c) =>
+      (textsByField[c] ??= columnTexts(
+        fields[c],
+        body.batches.map((batch) => batch.data.children[indices[c]]),
+      )),
     memo: new Map(),
   };
 }
 
-/** Where each selected row lives: `batchAt[k]`, the stored batch of the k-th id, and `rowAt[k]`, its index there. */
-export interface RowLocations {
-  readonly batchAt: Int32Array;
-  readonly rowAt: Int32Array;
-}
+export type { RowLocations };
 
 /**
  * Scratch shared by every call (the selection writers never yield between

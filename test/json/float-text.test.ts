@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Field, Float64, makeData, Table, RecordBatch, Schema, Struct } from 'apache-arrow';
 import { ByteWriter } from '../../src/json/byte-writer.js';
-import { jsonWriter } from '../../src/json/column-codec.js';
+import { columnCodec } from '../../src/json/column-codec.js';
 import { finiteFloatText, floatColumnText, floatTextAddonLoaded } from '../../src/json/float-text.js';
 import { jsonRowFragment } from '../../src/json/body-writer.js';
 
@@ -105,7 +105,7 @@ test('a JSON body with a Float64 column is the same with the addon as without it
     const table = new Table(new RecordBatch(new Schema([field]), makeData({ type: new Struct([field]), length: data.length, children: [data] })));
     // The same rows through the one-value-at-a-time writer.
     const w = new ByteWriter();
-    const writeOne = jsonWriter(field, data);
+    const writeOne = columnCodec(field, data).write;
     for (let i = 0; i < data.length; i++) {
       if (i > 0) w.ascii(',');
       w.ascii('{"x":');

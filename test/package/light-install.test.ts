@@ -63,7 +63,7 @@ test('npm pack, install into an empty project: under 30 MB besides the peers, th
   const addonFile = join(modules, 's2sp', 'dist', 'native', 'float-text.node');
   const addon = await exec(project, process.execPath, [
     '-e',
-    'const a = require(process.argv[1]); const t = new Uint8Array(25); const e = new Uint32Array(1); a.floatColumnText(Float64Array.of(0.1), t, e); console.log(Buffer.from(t.subarray(0, e[0])).toString())',
+    'const a = require(process.argv[1]); const t = new Uint8Array(25); const e = new Uint32Array(1); a.formatFloats(Float64Array.of(0.1), 0, 1, t, 0, e, 0); console.log(Buffer.from(t.subarray(0, e[0])).toString())',
     addonFile,
   ]);
   assert.equal(addon.code, 0, addon.stderr);
