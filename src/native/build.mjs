@@ -1,15 +1,18 @@
 // Builds the optional float-text addon (float-text.cc) into
 // dist/native/float-text.node with the machine's C++ compiler and the Node-API
 // headers from the npm registry (node-api-headers): no node-gyp, nothing
-// downloaded. Run at install and by `npm run build`. It never fails the
+// downloaded. The tables of its digit algorithm are worked out first
+// (pow10-table.mjs) into a header in a temporary directory. Run at install and by `npm run build`. It never fails the
 // install: without a compiler (or with S2SP_NATIVE=off) it says so and s2sp
 // formats floats in JavaScript, byte for byte the same, only slower
 // (native-notes.md, "Float text").
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pow10Tables } from './pow10-table.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const target = join(here, '..', '..', 'dist', 'native', 'float-text.node');
@@ -29,8 +32,10 @@ function build() {
   const flags = ['-O2', '-std=c++17', '-shared', '-fPIC', '-fvisibility=hidden', '-DNAPI_VERSION=8', '-DNODE_GYP_MODULE_NAME=float_text'];
   if (process.platform === 'darwin') flags.push('-undefined', 'dynamic_lookup');
   mkdirSync(dirname(target), { recursive: true });
+  const tables = mkdtempSync(join(tmpdir(), 's2sp-float-text-'));
   try {
-    execFileSync(compiler, [...flags, '-I', include, join(here, 'float-text.cc'), '-o', partial], { stdio: ['ignore', 'ignore', 'pipe'] });
+    writeFileSync(join(tables, 'pow10-table.h'), pow10Tables());
+    execFileSync(compiler, [...flags, '-I', include, '-I', tables, join(here, 'float-text.cc'), '-o', partial], { stdio: ['ignore', 'ignore', 'pipe'] });
     renameSync(partial, target);
   } catch (error) {
     rmSync(partial, { force: true });
@@ -38,6 +43,8 @@ function build() {
       .trim()
       .split('\n')[0];
     return say(`the float-text addon did not build with ${compiler} (${detail}): floats are formatted in JavaScript`);
+  } finally {
+    rmSync(tables, { recursive: true, force: true });
   }
 }
 

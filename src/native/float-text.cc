@@ -1,9 +1,17 @@
 // The JSON texts of a run of Float64 values in one call: for each finite value,
-// the shortest digits that read back as the same double (C++17's
-// std::to_chars), laid out as ECMAScript's Number::toString lays them out,
-// plus ".0" on a whole value (src/json float text). Non-finite values get no
-// bytes: the caller writes their names. Built at install by build.mjs; the
-// JavaScript formatter is used wherever it is missing.
+// the shortest digits that read back as the same double, laid out as
+// ECMAScript's Number::toString lays them out, plus ".0" on a whole value (src/json
+// float text). Non-finite values get no bytes: the caller writes their names.
+// Built at install by build.mjs; the JavaScript formatter is used wherever it
+// is missing.
+//
+// The digits of a normal double come from Giulietti's Schubfach algorithm
+// ("The Schubfach way to render doubles", 2020), written here from the paper,
+// with tables worked out exactly at build time (pow10-table.mjs): the shortest
+// decimal in the double's rounding interval, the closest of those, the even
+// one on a tie, which is what Number::toString picks. Subnormals take C++17's
+// std::to_chars, which gives the same digits at about three times the cost
+// (native-notes.md, "Float text").
 #include <node_api.h>
 
 #include <charconv>
@@ -13,67 +21,188 @@
 
 namespace {
 
+#include "pow10-table.h"
+
 // The longest text a double can take: "-0.00000" then 17 digits.
 constexpr size_t kMaxText = 25;
 
+constexpr int kQMin = -1074;                        // the exponent of the smallest subnormal
+constexpr uint64_t kCMin = uint64_t{1} << 52;       // the hidden bit
+constexpr uint64_t kLow63 = (uint64_t{1} << 63) - 1;
+
+// "00" to "99": decimal digits two at a time.
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// (g * cp) >> 127 for g = g1 * 2^63 + g0, rounded to odd: the scaled value, with its
+// last bit set when anything below it was cut off.
+uint64_t ScaleRoundOdd(uint64_t g1, uint64_t g0, uint64_t cp) {
+  const unsigned __int128 high = static_cast<unsigned __int128>(g1) * cp;
+  const uint64_t y0 = static_cast<uint64_t>(high);
+  const uint64_t y1 = static_cast<uint64_t>(high >> 64);
+  const uint64_t x1 = static_cast<uint64_t>((static_cast<unsigned __int128>(g0) * cp) >> 64);
+  const uint64_t z = (y0 >> 1) + x1;
+  return (y1 + (z >> 63)) | (((z & kLow63) + kLow63) >> 63);
+}
+
+// The shortest decimal f * 10^e that reads back as positive normal `bits`; false for a
+// subnormal.
+bool ShortestDecimal(uint64_t bits, uint64_t* f, int* e) {
+  const int bq = static_cast<int>(bits >> 52) & 0x7ff;
+  if (bq == 0) return false;
+  const uint64_t c = kCMin | (bits & (kCMin - 1));
+  const int q = bq + kQMin - 1;
+  // A whole value below 2^53 is its own shortest decimal.
+  if (-52 <= q && q < 0 && (c & ((uint64_t{1} << -q) - 1)) == 0) {
+    *f = c >> -q;
+    *e = 0;
+    return true;
+  }
+  // The rounding interval [vbl, vbr] around vb, all four times the value scaled by 10^-k.
+  const uint64_t odd = c & 1;  // an odd significand excludes the interval's ends
+  const uint64_t cb = c << 2;
+  const uint64_t cbr = cb + 2;
+  const bool regular = c != kCMin;  // below a power of two the spacing is half
+  const uint64_t cbl = regular ? cb - 2 : cb - 1;
+  const int k = regular ? kKRegular[bq - 1] : kKIrregular[bq - 1];
+  const int h = regular ? kHRegular[bq - 1] : kHIrregular[bq - 1];
+  const uint64_t g1 = kG1[k - kKMin];
+  const uint64_t g0 = kG0[k - kKMin];
+  const uint64_t vb = ScaleRoundOdd(g1, g0, cb << h);
+  const uint64_t vbl = ScaleRoundOdd(g1, g0, cbl << h);
+  const uint64_t vbr = ScaleRoundOdd(g1, g0, cbr << h);
+  const uint64_t s = vb >> 2;
+  // One digit fewer: exactly one of the two multiples of ten around s in the interval.
+  if (s >= 100) {
+    const uint64_t down = s / 10 * 10;
+    const uint64_t up = down + 10;
+    const bool down_in = vbl + odd <= down << 2;
+    const bool up_in = (up << 2) + odd <= vbr;
+    if (down_in != up_in) {
+      *f = down_in ? down : up;
+      *e = k;
+      return true;
+    }
+  }
+  // As many digits as s: s or s + 1, whichever is in the interval, else the closer (even on a tie).
+  const uint64_t t = s + 1;
+  const bool s_in = vbl + odd <= s << 2;
+  const bool t_in = (t << 2) + odd <= vbr;
+  if (s_in != t_in) {
+    *f = s_in ? s : t;
+  } else {
+    const int64_t cmp = static_cast<int64_t>(vb - ((s + t) << 1));
+    *f = cmp < 0 || (cmp == 0 && (s & 1) == 0) ? s : t;
+  }
+  *e = k;
+  return true;
+}
+
+// The digits of the shortest decimal of positive finite v, without trailing zeros,
+// somewhere in `text`; returns where they start, and sets k, their count, and n,
+// ECMAScript's exponent: v is 0.d1d2...dk x 10^n.
+const char* Digits(double v, char (&text)[24], int* k, int* n) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  uint64_t f;
+  int e;
+  if (!ShortestDecimal(bits, &f, &e)) {
+    // A subnormal: to_chars's scientific form, [d][.ddd]e-xxx.
+    char sci[32];
+    const std::to_chars_result res = std::to_chars(sci, sci + sizeof sci, v, std::chars_format::scientific);
+    int count = 0;
+    const char* p = sci;
+    text[count++] = *p++;
+    if (*p == '.') {
+      for (++p; *p != 'e'; ++p) text[count++] = *p;
+    }
+    const bool negative = p[1] == '-';
+    int x = 0;
+    for (p += 2; p < res.ptr; ++p) x = x * 10 + (*p - '0');
+    *n = (negative ? -x : x) + 1;
+    *k = count;
+    return text;
+  }
+  // f < 10^17: the low eight digits, then the rest (under 10^9), two at a time from the right.
+  char* const end = text + sizeof text;
+  char* p = end;
+  uint32_t high = static_cast<uint32_t>(f);
+  if (f >= 100000000) {
+    uint32_t low = static_cast<uint32_t>(f % 100000000);
+    high = static_cast<uint32_t>(f / 100000000);
+    for (int i = 0; i < 4; ++i) {
+      p -= 2;
+      std::memcpy(p, kDigitPairs + 2 * (low % 100), 2);
+      low /= 100;
+    }
+  }
+  while (high >= 100) {
+    p -= 2;
+    std::memcpy(p, kDigitPairs + 2 * (high % 100), 2);
+    high /= 100;
+  }
+  if (high >= 10) {
+    p -= 2;
+    std::memcpy(p, kDigitPairs + 2 * high, 2);
+  } else {
+    *--p = static_cast<char>('0' + high);
+  }
+  const int length = static_cast<int>(end - p);
+  *n = e + length;
+  int count = length;
+  while (p[count - 1] == '0') --count;  // trailing zeros off (the first digit is not 0)
+  *k = count;
+  return p;
+}
+
+// Copies `count` bytes (at most 21): a loop, cheaper than a call of memcpy for so few.
+char* Put(char* o, const char* from, int count) {
+  for (int i = 0; i < count; ++i) *o++ = from[i];
+  return o;
+}
+
+// `count` zeros (at most 20).
+char* PutZeros(char* o, int count) {
+  for (int i = 0; i < count; ++i) *o++ = '0';
+  return o;
+}
+
 size_t WriteFinite(double v, char* out) {
   char* o = out;
+  if (std::signbit(v)) {
+    *o++ = '-';
+    v = -v;
+  }
   if (v == 0) {
-    if (std::signbit(v)) *o++ = '-';
     std::memcpy(o, "0.0", 3);
     return o + 3 - out;
   }
-  // Shortest round-trip digits in scientific form, [-]d[.ddd]e(+|-)xx[x]: the first digit, the
-  // others (`rest`, k - 1 of them) and the exponent are read where to_chars put them, with no
-  // copy of the digits first (that copy and a digit-by-digit parse were a third of the time).
-  char sci[32];
-  const std::to_chars_result res = std::to_chars(sci, sci + sizeof sci, v, std::chars_format::scientific);
-  const char* p = sci;
-  if (*p == '-') {
-    *o++ = '-';
-    ++p;
-  }
-  const char first = p[0];
-  const char* rest = p[1] == '.' ? p + 2 : p + 1;
-  const char* e = res.ptr - 4;  // two or three exponent digits
-  if (*e != 'e') --e;
-  const int k = 1 + static_cast<int>(e - rest);
-  int x = 0;
-  for (const char* d = e + 2; d < res.ptr; ++d) x = x * 10 + (*d - '0');
-  if (e[1] == '-') x = -x;
-  // ECMAScript's n: the value is 0.d1d2...dk x 10^n.
-  const int n = x + 1;
+  char text[24];
+  int k;
+  int n;
+  const char* digits = Digits(v, text, &k, &n);
   if (k <= n && n <= 21) {  // whole: digits, zeros, ".0"
-    *o++ = first;
-    std::memcpy(o, rest, k - 1);
-    o += k - 1;
-    std::memset(o, '0', n - k);
-    o += n - k;
+    o = PutZeros(Put(o, digits, k), n - k);
     *o++ = '.';
     *o++ = '0';
   } else if (0 < n && n <= 21) {  // point inside the digits
-    *o++ = first;
-    std::memcpy(o, rest, n - 1);
-    o += n - 1;
+    o = Put(o, digits, n);
     *o++ = '.';
-    std::memcpy(o, rest + n - 1, k - n);
-    o += k - n;
+    o = Put(o, digits + n, k - n);
   } else if (-6 < n && n <= 0) {  // small: "0.", zeros, digits
     *o++ = '0';
     *o++ = '.';
-    std::memset(o, '0', -n);
-    o += -n;
-    *o++ = first;
-    std::memcpy(o, rest, k - 1);
-    o += k - 1;
+    o = Put(PutZeros(o, -n), digits, k);
   } else {  // exponent form: d[.ddd]e(+|-)x, the exponent without leading zeros
-    *o++ = first;
+    *o++ = digits[0];
     if (k > 1) {
       *o++ = '.';
-      std::memcpy(o, rest, k - 1);
-      o += k - 1;
+      o = Put(o, digits + 1, k - 1);
     }
     *o++ = 'e';
+    const int x = n - 1;
     *o++ = x < 0 ? '-' : '+';
     const int m = x < 0 ? -x : x;
     if (m >= 100) *o++ = static_cast<char>('0' + m / 100);

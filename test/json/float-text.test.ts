@@ -30,6 +30,14 @@ function* words(seed: number): Generator<number> {
   }
 }
 
+/** The double next to positive `v`, below (-1) or above (1). */
+function nextDouble(v: number, direction: -1 | 1): number {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, v);
+  view.setBigUint64(0, view.getBigUint64(0) + BigInt(direction));
+  return view.getFloat64(0);
+}
+
 function samples(): Map<string, Float64Array> {
   const n = 200_000;
   const next = words(0x5eed);
@@ -73,7 +81,14 @@ function samples(): Map<string, Float64Array> {
     8.41e21,
     -1e-5 / 3, // the longest text a double takes: "-0.0000033333333333333337" 9007199254740993, NaN, Infinity, -Infinity,
   ];
+  // Every power of two (below each, the doubles are twice as dense: the digit algorithm's
+  // irregular case) and of ten, with their neighbours.
+  const powers: number[] = [];
+  const around = (v: number) => powers.push(v, nextDouble(v, -1), nextDouble(v, 1));
+  for (let q = -1074; q <= 1023; q++) around(2 ** q);
+  for (let k = -323; k <= 308; k++) around(Number(`1e${k}`));
   return new Map([
+    ['powers of two and ten, and their neighbours', Float64Array.from(powers.filter(Number.isFinite))],
     ['random bit patterns', new Float64Array(bits.buffer)],
     ['random values from 1e-22 to 1e22', scaled],
     ['whole values up to 1e26', integers],
