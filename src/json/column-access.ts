@@ -13,6 +13,7 @@
  *     List, LargeList, Map and dense Union are not: the offsets index them
  */
 import { Field, Type, type Data, type Dictionary, type Union } from 'apache-arrow';
+import { validityBits } from '../table/chunk-validity.js';
 import type { StoredInteger } from './temporal-text.js';
 
 const TWO_32 = 4294967296;
@@ -30,12 +31,6 @@ export function validity(data: Data): ((i: number) => boolean) | undefined {
     const bit = offset + i;
     return (bitmap[bit >> 3] & (1 << (bit & 7))) !== 0;
   };
-}
-
-/** The validity bitmap of `data` (bit `data.offset + i` for element i), or null when every element is valid. */
-export function validityBits(data: Data): Uint8Array | null {
-  const bitmap = data.nullBitmap;
-  return !bitmap || bitmap.length === 0 || data.nullCount === 0 ? null : bitmap;
 }
 
 /**

@@ -14,10 +14,10 @@
  * bytes its codec's `write` writes (test/json/column-texts.test.ts).
  */
 import { Precision, Type, type Data, type Field, type Float, type Int } from 'apache-arrow';
+import { chunkValidity, isValidAt, type ChunkValidity } from '../table/chunk-validity.js';
 import { MAX_INTEGER_BYTES, putInteger } from './byte-writer.js';
 import { NULL_BYTES } from './bytes.js';
 import type { CellTexts } from './cell-texts.js';
-import { validityBits } from './column-access.js';
 import { columnCodec } from './column-codec.js';
 import { float16ToNumber, formatFloatsAt, MAX_TEXT_BYTES } from './float-text.js';
 import type { JsonWriter } from './json-codec.js';
@@ -34,17 +34,11 @@ export interface RowLocations {
 /** Appends the texts of cells `from..to` (see the module comment) to `out`, one cell each; `out` has room for their ends. */
 export type ColumnTexts = (at: RowLocations | null, from: number, to: number, out: CellTexts) => void;
 
-/** Where a column's elements are valid, per chunk: the bitmap (null when all are) and the chunk's offset into it. */
-interface Validity {
-  readonly bits: readonly (Uint8Array | null)[];
-  readonly offsets: readonly number[];
-}
-
 /** The texts writer of `field`'s column stored in `chunks` (one per stored batch). */
 export function columnTexts(field: Field, chunks: readonly Data[]): ColumnTexts {
   if (chunks.length === 0) return byElement(field, chunks); // no cells to write
   const typeId = chunks[0].typeId;
-  const valid: Validity = { bits: chunks.map(validityBits), offsets: chunks.map((d) => d.offset) };
+  const valid = chunkValidity(chunks);
   if (typeId === Type.Int && (chunks[0].type as Int).bitWidth <= 32) return integerColumnTexts(valuesOf(chunks), valid);
   if (typeId === Type.Float) return floatTexts(valuesOf(chunks), (chunks[0].type as Float).precision === Precision.HALF, valid);
   if (typeId === Type.Utf8 && !isJsonField(field)) {
@@ -58,18 +52,23 @@ export function columnTexts(field: Field, chunks: readonly Data[]): ColumnTexts 
 }
 
 /**
- * The texts of integers `values[from..to)` (|v| < 2^53, none null): a
- * selection's `_row_id`s, which are its ids (with-row-ids.ts).
+ * The texts of integers `values[from..to)` (|v| < 2^53), a NaN written as
+ * `null`: a selection's `_row_id`s, which are its ids (with-row-ids.ts), and
+ * the gathered cells of an integer column.
  */
 export function integerTexts(values: ArrayLike<number>, from: number, to: number, out: CellTexts): void {
   const w = out.writer;
-  w.ensure((to - from) * MAX_INTEGER_BYTES);
+  w.ensure((to - from) * MAX_INTEGER_BYTES); // `null` is shorter
   const { buf } = w;
   const { ends } = out;
   let pos = w.pos;
   let count = out.count;
   for (let k = from; k < to; k++) {
-    pos = putInteger(buf, pos, values[k]);
+    const v = values[k];
+    if (Number.isNaN(v)) {
+      buf.set(NULL_BYTES, pos);
+      pos += NULL_BYTES.length;
+    } else pos = putInteger(buf, pos, v);
     ends[count++] = pos;
   }
   w.pos = pos;
@@ -80,14 +79,7 @@ function valuesOf(chunks: readonly Data[]): ArrayLike<number>[] {
   return chunks.map((d) => d.values as ArrayLike<number>);
 }
 
-function isNull(valid: Validity, b: number, i: number): boolean {
-  const bits = valid.bits[b];
-  if (bits === null) return false;
-  const bit = valid.offsets[b] + i;
-  return (bits[bit >> 3] & (1 << (bit & 7))) === 0;
-}
-
-function integerColumnTexts(values: readonly ArrayLike<number>[], valid: Validity): ColumnTexts {
+function integerColumnTexts(values: readonly ArrayLike<number>[], valid: ChunkValidity): ColumnTexts {
   return (at, from, to, out) => {
     // Gathered first, in a loop of loads only, so the misses of scattered rows overlap; NaN marks a null.
     const n = to - from;
@@ -95,24 +87,9 @@ function integerColumnTexts(values: readonly ArrayLike<number>[], valid: Validit
     for (let k = from; k < to; k++) {
       const b = at === null ? 0 : at.batchAt[k];
       const i = at === null ? k : at.rowAt[k];
-      run[k - from] = isNull(valid, b, i) ? NaN : values[b][i];
+      run[k - from] = isValidAt(valid, b, i) ? values[b][i] : NaN;
     }
-    const w = out.writer;
-    w.ensure(n * MAX_INTEGER_BYTES); // `null` is shorter
-    const { buf } = w;
-    const { ends } = out;
-    let pos = w.pos;
-    let count = out.count;
-    for (let j = 0; j < n; j++) {
-      const v = run[j];
-      if (Number.isNaN(v)) {
-        buf.set(NULL_BYTES, pos);
-        pos += NULL_BYTES.length;
-      } else pos = putInteger(buf, pos, v);
-      ends[count++] = pos;
-    }
-    w.pos = pos;
-    out.count = count;
+    integerTexts(run, 0, n, out);
   };
 }
 
@@ -140,7 +117,7 @@ function gathered(n: number): Float64Array {
  * JavaScript one by one where it is not, and for cells holding a null or a
  * non-finite value (the addon leaves their texts to us).
  */
-function floatTexts(values: readonly ArrayLike<number>[], half: boolean, valid: Validity): ColumnTexts {
+function floatTexts(values: readonly ArrayLike<number>[], half: boolean, valid: ChunkValidity): ColumnTexts {
   return (at, from, to, out) => {
     const n = to - from;
     if (n === 0) return;
@@ -149,7 +126,7 @@ function floatTexts(values: readonly ArrayLike<number>[], half: boolean, valid: 
     let start = 0;
     let nulls = false;
     const first = values[0];
-    if (at === null && first instanceof Float64Array && valid.bits[0] === null) {
+    if (at === null && first instanceof Float64Array && valid.validity[0] === null) {
       run = first;
       start = from;
     } else {
@@ -157,7 +134,7 @@ function floatTexts(values: readonly ArrayLike<number>[], half: boolean, valid: 
       for (let k = from; k < to; k++) {
         const b = at === null ? 0 : at.batchAt[k];
         const i = at === null ? k : at.rowAt[k];
-        nulls ||= isNull(valid, b, i);
+        nulls ||= !isValidAt(valid, b, i);
         run[k - from] = half ? float16ToNumber(values[b][i]) : values[b][i];
       }
     }
@@ -171,7 +148,7 @@ function floatTexts(values: readonly ArrayLike<number>[], half: boolean, valid: 
       }
     }
     for (let k = from; k < to; k++) {
-      if (nulls && isNull(valid, at === null ? 0 : at.batchAt[k], at === null ? k : at.rowAt[k])) w.bytes(NULL_BYTES);
+      if (nulls && !isValidAt(valid, at === null ? 0 : at.batchAt[k], at === null ? k : at.rowAt[k])) w.bytes(NULL_BYTES);
       else writeFloat(w, run[start + k - from]);
       out.endCell();
     }
@@ -179,7 +156,7 @@ function floatTexts(values: readonly ArrayLike<number>[], half: boolean, valid: 
 }
 
 /** Plain strings (not JSON-text columns): their UTF-8 bytes, escaped where JSON needs it. */
-function stringTexts(offsets: readonly Int32Array[], bytes: readonly Uint8Array[], valid: Validity): ColumnTexts {
+function stringTexts(offsets: readonly Int32Array[], bytes: readonly Uint8Array[], valid: ChunkValidity): ColumnTexts {
   return (at, from, to, out) => {
     // Each string's bounds gathered first, and its first byte loaded; a null has no bounds (-1).
     const n = to - from;
@@ -189,7 +166,7 @@ function stringTexts(offsets: readonly Int32Array[], bytes: readonly Uint8Array[
       const b = at === null ? 0 : at.batchAt[k];
       const i = at === null ? k : at.rowAt[k];
       const j = 2 * (k - from);
-      if (isNull(valid, b, i)) run[j] = -1;
+      if (!isValidAt(valid, b, i)) run[j] = -1;
       else {
         const start = offsets[b][i];
         run[j] = start;

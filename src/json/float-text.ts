@@ -62,12 +62,6 @@ interface FloatTextAddon {
 /** The longest text of one double: "-0.00000" and 17 digits. */
 export const MAX_TEXT_BYTES = 25;
 
-/** The texts of a column: value i's bytes are text[ends[i - 1] .. ends[i]) (from 0 for i = 0); none for a non-finite value. */
-export interface FloatColumnText {
-  readonly text: Uint8Array;
-  readonly ends: Uint32Array;
-}
-
 let addon: FloatTextAddon | null | undefined;
 
 function loadedAddon(): FloatTextAddon | null {
@@ -88,18 +82,6 @@ function loadedAddon(): FloatTextAddon | null {
 /** True when the addon is loaded, so {@link formatFloatsAt} formats. */
 export function floatTextAddonLoaded(): boolean {
   return loadedAddon() !== null;
-}
-
-/**
- * The JSON texts of every value of `values`, or undefined without the addon.
- * @throws S2SPError `S2SP_ERR_INTERNAL_INVARIANT` should the addon refuse its arguments
- */
-export function floatColumnText(values: Float64Array): FloatColumnText | undefined {
-  if (loadedAddon() === null) return undefined;
-  const text = Buffer.allocUnsafe(values.length * MAX_TEXT_BYTES);
-  const ends = new Uint32Array(values.length);
-  formatFloatsAt(values, 0, values.length, text, 0, ends, 0);
-  return { text, ends };
 }
 
 /**

@@ -9,8 +9,8 @@ import { JSON_BODY_OPEN, jsonBodyCloseParts } from '../protocol/json-body-bytes.
 import { locateRows, type SelectionPlan } from '../table/selection-plan.js';
 import { ByteWriter } from './byte-writer.js';
 import { CellTexts } from './cell-texts.js';
-import { writeRows } from './json-rows.js';
 import { integerTexts } from './column-texts.js';
+import { writeRows } from './json-rows.js';
 const CLOSE_MEMO = 'json:close';
 
 /**

@@ -7,6 +7,7 @@
  * values, Bool, Utf8, Binary, Null. Any other column has no flat layout.
  */
 import { Type, type Data } from 'apache-arrow';
+import { chunkValidity, type ChunkValidity } from './chunk-validity.js';
 import type { SelectionPlan } from './selection-plan.js';
 import { canTakeField } from './take-rows.js';
 
@@ -20,7 +21,7 @@ export const FlatKind = {
   Fixed: 3,
 } as const;
 
-export interface FlatColumn {
+export interface FlatColumn extends ChunkValidity {
   readonly kind: (typeof FlatKind)[keyof typeof FlatKind];
   /** Bytes per row of a Fixed column; 0 for the others. */
   readonly width: number;
@@ -35,10 +36,6 @@ export interface FlatColumn {
    * float64: a NaN read as a double may come back with other payload bits.
    */
   readonly words: readonly Uint32Array[] | null;
-  /** Each chunk's validity bitmap, or null where every value is valid (read once: `nullCount` is a getter). */
-  readonly validity: readonly (Uint8Array | null)[];
-  /** Each chunk's offset (bitmaps and Bool values are indexed from it). */
-  readonly offsets: Int32Array;
 }
 
 const MEMO = 'flat-columns';
@@ -53,10 +50,8 @@ export function flatColumnsOf(plan: SelectionPlan): readonly (FlatColumn | null)
 }
 
 function flatColumn(typeId: Type, plan: SelectionPlan, c: number): FlatColumn {
-  const chunks = plan.body.batches.map((_batch, b) => plan.columnsOf(b)[c]);
-  const validity = chunks.map((d) => (d.nullCount === 0 || !d.nullBitmap || d.nullBitmap.length === 0 ? null : d.nullBitmap));
-  const offsets = Int32Array.from(chunks, (d) => d.offset);
-  const common = { validity, offsets, valueOffsets: [], words: null };
+  const chunks = plan.chunksOf(c);
+  const common = { ...chunkValidity(chunks), valueOffsets: [], words: null };
   if (typeId === Type.Null) return { kind: FlatKind.Null, width: 0, bytes: [], ...common };
   if (typeId === Type.Bool) return { kind: FlatKind.Bool, width: 0, bytes: chunks.map((d) => d.values as Uint8Array), ...common };
   if (typeId === Type.Utf8 || typeId === Type.Binary) {
@@ -77,12 +72,4 @@ function flatColumn(typeId: Type, plan: SelectionPlan, c: number): FlatColumn {
 
 function elementBytes(data: Data | undefined): number {
   return data === undefined ? 1 : (data.values as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
-}
-
-/** Row `i` of stored batch `b` is valid (take-rows.ts reads validity the same way). */
-export function isValidAt(column: FlatColumn, b: number, i: number): boolean {
-  const bits = column.validity[b];
-  if (bits === null) return true;
-  const bit = column.offsets[b] + i;
-  return (bits[bit >> 3] & (1 << (bit & 7))) !== 0;
 }

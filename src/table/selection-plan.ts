@@ -2,7 +2,7 @@
  * What every small response of one body and one projection shares, worked
  * out once and kept: the response fields and where they sit in the body,
  * where each stored batch starts, the JSON row layout, and (lazily, per
- * stored batch) the column chunks, and the JSON texts writer of each column. A small request
+ * response field) its chunks and its JSON texts writer. A small request
  * then only locates its rows and copies their values; building arrow-js
  * Schemas, RecordBatches and visitors per request cost more than the copy
  * (bench/small-requests, profiled).
@@ -25,8 +25,8 @@ export interface SelectionPlan {
   readonly starts: Int32Array;
   /** A JSON row: `{"_row_id":` before the first field, `,"name":` before the others (as jsonRowBytes writes them). */
   readonly jsonRow: RowLayout;
-  /** The response field chunks of stored batch `b`. */
-  columnsOf(b: number): readonly Data[];
+  /** The chunks of response field `c`, one per stored batch. */
+  chunksOf(c: number): readonly Data[];
   /** The JSON texts writer of response field `c`, over every stored batch. */
   textsOf(c: number): ColumnTexts;
   /** Per-plan memo for encoders (e.g. the Arrow schema message), keyed by the encoder. */
@@ -65,21 +65,17 @@ function newPlan(body: Table, columns: readonly string[] | undefined): Selection
   const fields = indices.map((i) => all[i]);
   const starts = new Int32Array(body.batches.length + 1);
   body.batches.forEach((batch, b) => (starts[b + 1] = starts[b] + batch.numRows));
-  const columnsByBatch: Array<readonly Data[] | undefined> = [];
+  const chunksByField: Array<readonly Data[] | undefined> = [];
   const textsByField: Array<ColumnTexts | undefined> = [];
-  const columnsOf = (b: number): readonly Data[] => (columnsByBatch[b] ??= indices.map((i) => body.batches[b].data.children[i]));
+  const chunksOf = (c: number): readonly Data[] => (chunksByField[c] ??= body.batches.map((batch) => batch.data.children[indices[c]]));
   return {
     body,
     fields,
     indices,
     starts,
     jsonRow: objectRowLayout(fields.map((f) => f.name)),
-    columnsOf,
-    textsOf: (c) =>
-      (textsByField[c] ??= columnTexts(
-        fields[c],
-        body.batches.map((batch) => batch.data.children[indices[c]]),
-      )),
+    chunksOf,
+    textsOf: (c) => (textsByField[c] ??= columnTexts(fields[c], chunksOf(c))),
     memo: new Map(),
   };
 }

@@ -10,6 +10,7 @@
  */
 import { RecordBatch, Struct, Type, makeData, type Binary, type Bool, type Data, type Field, type Int, type Null, type Table } from 'apache-arrow';
 import type { DataProps } from 'apache-arrow/data';
+import { chunkValidity, isValidAt } from './chunk-validity.js';
 
 const FIXED_WIDTH = new Set<Type>([
   Type.Int,
@@ -135,13 +136,10 @@ function takeValidity(chunks: Data[], batchIndex: Int32Array, rowIndex: Int32Arr
   if (chunks.every((d) => d.nullCount === 0)) return { nullCount: 0 };
   const n = batchIndex.length;
   const bitmap = new Uint8Array((n + 7) >> 3);
+  const valid = chunkValidity(chunks);
   let nullCount = 0;
   for (let i = 0; i < n; i++) {
-    const d = chunks[batchIndex[i]];
-    const bits = d.nullBitmap;
-    const bit = d.offset + rowIndex[i];
-    const valid = d.nullCount === 0 || !bits || bits.length === 0 || (bits[bit >> 3] & (1 << (bit & 7))) !== 0;
-    if (valid) bitmap[i >> 3] |= 1 << (i & 7);
+    if (isValidAt(valid, batchIndex[i], rowIndex[i])) bitmap[i >> 3] |= 1 << (i & 7);
     else nullCount++;
   }
   return { bitmap, nullCount };

@@ -97,10 +97,13 @@ test('every type of the matrix: rows scattered over several chunks (sliced, so w
   }
 });
 
-test('integerTexts: the texts of ids, signs and the 2^31 and 2^53 edges included; the writer grows as it needs', () => {
-  const values = [0, 7, -1, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), 2 ** 53 - 1, -(2 ** 53 - 1), 100_000_000, 99_999_999];
+test('integerTexts: the texts of ids, signs and the 2^31 and 2^53 edges included, NaN as null; the writer grows as it needs', () => {
+  const values = [0, 7, -1, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), 2 ** 53 - 1, -(2 ** 53 - 1), 100_000_000, NaN, 99_999_999];
   const out = new CellTexts(1, 16);
   out.clear(values.length);
   integerTexts(values, 0, values.length, out);
-  assert.deepEqual(cells(out), values.map(String));
+  assert.deepEqual(
+    cells(out),
+    values.map((v) => (Number.isNaN(v) ? 'null' : String(v))),
+  );
 });

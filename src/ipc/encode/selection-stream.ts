@@ -13,7 +13,8 @@
 import { Schema } from 'apache-arrow';
 import { BufferRegion, FieldNode } from 'apache-arrow/ipc/metadata/message';
 import { END_OF_STREAM } from '../../protocol/arrow-framing.js';
-import { FlatKind, flatColumnsOf, isValidAt, type FlatColumn } from '../../table/flat-columns.js';
+import { isValidAt } from '../../table/chunk-validity.js';
+import { FlatKind, flatColumnsOf, type FlatColumn } from '../../table/flat-columns.js';
 import { locateRows, type SelectionPlan } from '../../table/selection-plan.js';
 import { padTo8, recordBatchMetadata, schemaMessage } from './message.js';
 
